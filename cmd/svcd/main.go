@@ -1,0 +1,59 @@
+// Command svcd is the local control and browser-relay daemon. One binary:
+// serve (the supervisor), status-wrapper, and the hidden worker entry that
+// go-plugin re-executes.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// subcommand runs one svcd mode with its own arguments.
+type subcommand struct {
+	summary string
+	hidden  bool
+	run     func(ctx context.Context, args []string) error
+}
+
+func subcommands() map[string]subcommand {
+	return map[string]subcommand{
+		"serve":          {summary: "run the daemon (supervisor) on 127.0.0.1:4317", run: runServe},
+		"status-wrapper": {summary: "run the read-only status wrapper on 127.0.0.1:4318", run: runStatusWrapper},
+		"version":        {summary: "print the version", run: runVersion},
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: svcd <command> [flags]\n\ncommands:")
+	for _, name := range []string{"serve", "status-wrapper", "version"} {
+		fmt.Fprintf(os.Stderr, "  %-15s %s\n", name, subcommands()[name].summary)
+	}
+	fmt.Fprintln(os.Stderr, "\nsvcd <command> -h lists the command's flags.")
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	cmd, ok := subcommands()[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "svcd: unknown command %q\n\n", os.Args[1])
+		usage()
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := cmd.run(ctx, os.Args[2:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintf(os.Stderr, "svcd %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}

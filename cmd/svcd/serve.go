@@ -1,0 +1,30 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+
+	"github.com/svcd/svcd/shared/logging"
+	"github.com/svcd/svcd/supervisor"
+	"github.com/svcd/svcd/supervisor/config"
+)
+
+func runServe(ctx context.Context, args []string) error {
+	cfg, err := config.Load("svcd serve", args, os.Getenv)
+	if err != nil {
+		return err
+	}
+	log := logging.New("svcd", cfg.LogLevel, cfg.LogJSON)
+	srv, err := supervisor.New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		srv.Close()
+		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	return srv.Serve(ctx, ln)
+}

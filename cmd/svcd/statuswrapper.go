@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/svcd/svcd/shared/logging"
+	"github.com/svcd/svcd/supervisor/config"
+	"github.com/svcd/svcd/supervisor/statuswrapper"
+)
+
+func runStatusWrapper(ctx context.Context, args []string) error {
+	cfg, err := config.Load("svcd status-wrapper", args, os.Getenv)
+	if err != nil {
+		return err
+	}
+	log := logging.New("svcd-status", cfg.LogLevel, cfg.LogJSON)
+	ln, err := net.Listen("tcp", cfg.StatusListen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.StatusListen, err)
+	}
+	srv := &http.Server{Handler: statuswrapper.New(cfg.StatusDaemon, log).Handler(), ReadHeaderTimeout: 10 * time.Second}
+	log.Info("status wrapper listening", "address", ln.Addr().String(), "daemon_url", cfg.StatusDaemon)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		return err
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout())
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,304 @@
+// Package harness starts the real svcd binary for end-to-end tests: it builds
+// the binary once per test process, runs it on a free loopback port with a
+// temporary data dir, and gives tests a small HTTP client for it.
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// Binary builds cmd/svcd once per test process and returns its path. Set
+// SVCD_E2E_RACE=1 to build it with the race detector.
+func Binary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "svcd-e2e-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "svcd")
+		args := []string{"build", "-o", binPath}
+		if os.Getenv("SVCD_E2E_RACE") == "1" {
+			args = append(args, "-race")
+		}
+		args = append(args, "./cmd/svcd")
+		cmd := exec.Command("go", args...)
+		cmd.Dir = RepoRoot()
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// RepoRoot is the module root (the directory holding go.mod).
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// FreePort returns a loopback address with a port free at the time of the call.
+func FreePort(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// Options configure one daemon.
+type Options struct {
+	DataDir string   // default: a new t.TempDir()
+	Token   string   // default: a fixed test token passed as SVC_SHARED_TOKEN
+	Args    []string // extra flags after "serve"
+	Env     []string // extra KEY=VALUE pairs
+}
+
+// Daemon is one running `svcd serve`.
+type Daemon struct {
+	t       testing.TB
+	opts    Options
+	Addr    string
+	URL     string
+	Token   string
+	DataDir string
+	cmd     *exec.Cmd
+	logs    *syncBuffer
+	done    chan struct{}
+	exitErr error
+}
+
+// Start runs `svcd serve` and waits until /healthz answers ok. The daemon is
+// killed when the test ends.
+func Start(t testing.TB, opts Options) *Daemon {
+	t.Helper()
+	if opts.DataDir == "" {
+		opts.DataDir = t.TempDir()
+	}
+	if opts.Token == "" {
+		opts.Token = "test-token-0123456789abcdef"
+	}
+	d := &Daemon{t: t, opts: opts, Token: opts.Token, DataDir: opts.DataDir, logs: &syncBuffer{}}
+	d.start()
+	t.Cleanup(func() { d.Kill() })
+	return d
+}
+
+func (d *Daemon) start() {
+	t := d.t
+	t.Helper()
+	d.Addr = FreePort(t)
+	d.URL = "http://" + d.Addr
+	args := append([]string{"serve", "-listen", d.Addr, "-data-dir", d.DataDir}, d.opts.Args...)
+	cmd := exec.Command(Binary(t), args...)
+	cmd.Env = append(os.Environ(), "SVC_SHARED_TOKEN="+d.Token)
+	cmd.Env = append(cmd.Env, d.opts.Env...)
+	cmd.Stdout = d.logs
+	cmd.Stderr = d.logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start svcd: %v", err)
+	}
+	d.cmd = cmd
+	d.done = make(chan struct{})
+	go func() { d.exitErr = cmd.Wait(); close(d.done) }()
+	if err := d.WaitHealthy(15 * time.Second); err != nil {
+		d.Kill()
+		t.Fatalf("svcd did not become healthy: %v\nlogs:\n%s", err, d.Logs())
+	}
+}
+
+// WaitHealthy polls /healthz until it answers ok or the timeout passes.
+func (d *Daemon) WaitHealthy(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	client := &http.Client{Timeout: time.Second}
+	for time.Now().Before(deadline) {
+		select {
+		case <-d.done:
+			return fmt.Errorf("svcd exited: %v", d.exitErr)
+		default:
+		}
+		resp, err := client.Get(d.URL + "/healthz")
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == 200 && string(b) == "ok" {
+				return nil
+			}
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	return fmt.Errorf("no ok from %s/healthz within %s", d.URL, timeout)
+}
+
+// Pid is the daemon's process id.
+func (d *Daemon) Pid() int { return d.cmd.Process.Pid }
+
+// Kill sends SIGKILL to the daemon (not its process group: tests of orphan
+// cleanup rely on the daemon's own guarantees) and waits for it to exit.
+func (d *Daemon) Kill() {
+	if d.cmd == nil {
+		return
+	}
+	select {
+	case <-d.done:
+		return
+	default:
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGKILL)
+	<-d.done
+}
+
+// Terminate sends SIGTERM and waits up to timeout for exit, returning the
+// process's exit error (nil for exit 0).
+func (d *Daemon) Terminate(timeout time.Duration) error {
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.done:
+		return d.exitErr
+	case <-time.After(timeout):
+		d.Kill()
+		return fmt.Errorf("svcd did not exit within %s of SIGTERM", timeout)
+	}
+}
+
+// Restart starts the daemon again on the same data dir (after Kill or
+// Terminate), on a new port.
+func (d *Daemon) Restart() {
+	d.t.Helper()
+	d.Kill()
+	d.start()
+}
+
+// Logs is everything the daemon wrote to stdout and stderr so far.
+func (d *Daemon) Logs() string { return d.logs.String() }
+
+// Response is a finished HTTP exchange.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a generic map, failing the test if it is not JSON.
+func (r *Response) JSON(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("response is not a JSON object (%v): %s", err, r.Body)
+	}
+	return m
+}
+
+// Decode decodes the body into v.
+func (r *Response) Decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode response (%v): %s", err, r.Body)
+	}
+}
+
+// Do sends one request. body may be nil, a string or []byte (sent as is), or
+// any other value (sent as JSON). headers are "Key: value" strings.
+func (d *Daemon) Do(method, path string, body any, headers ...string) *Response {
+	d.t.Helper()
+	return Do(d.t, method, d.URL+path, body, headers...)
+}
+
+// DoAuth is Do with the daemon's bearer token.
+func (d *Daemon) DoAuth(method, path string, body any, headers ...string) *Response {
+	d.t.Helper()
+	return d.Do(method, path, body, append(headers, "Authorization: Bearer "+d.Token)...)
+}
+
+// Do sends one request to an absolute URL with a 30 s bound.
+func Do(t testing.TB, method, url string, body any, headers ...string) *Response {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		enc, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(enc)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ":")
+		if strings.EqualFold(strings.TrimSpace(k), "Host") {
+			req.Host = strings.TrimSpace(v)
+			continue
+		}
+		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: read body: %v", method, url, err)
+	}
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

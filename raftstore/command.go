@@ -1,0 +1,41 @@
+package raftstore
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Command is one durable write: a type tag plus a JSON payload. The proposer
+// stamps At so that every replica applies the same time (the FSM never reads
+// the clock).
+type Command struct {
+	Type    string          `json:"type"`
+	At      time.Time       `json:"at"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// handler applies one command to the state. It must be deterministic and must
+// validate its payload: a returned error leaves the state unchanged.
+type handler func(s *State, c Command) (any, error)
+
+// handlers is the table of every command the FSM knows. Each area keeps its
+// handlers in its own file; add a line here for a new command.
+func handlers() map[string]handler {
+	return map[string]handler{
+		CmdSetSystemMode: applySetSystemMode,
+	}
+}
+
+// applyResult is what FSM.Apply returns through raft's ApplyFuture.
+type applyResult struct {
+	value any
+	err   error
+}
+
+func decodePayload(c Command, dst any) error {
+	if err := json.Unmarshal(c.Payload, dst); err != nil {
+		return fmt.Errorf("%s: bad payload: %w", c.Type, err)
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+package raftstore
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/hashicorp/raft"
+)
+
+// fsm is the raft finite state machine over State. Snapshots are the whole
+// state as JSON: it is small (metadata only) and JSON keeps it inspectable.
+type fsm struct {
+	mu       sync.RWMutex
+	state    *State
+	handlers map[string]handler
+}
+
+func newFSM() *fsm {
+	return &fsm{state: newState(), handlers: handlers()}
+}
+
+// Apply implements raft.FSM.
+func (f *fsm) Apply(l *raft.Log) any {
+	var c Command
+	if err := json.Unmarshal(l.Data, &c); err != nil {
+		return applyResult{err: fmt.Errorf("undecodable command at index %d: %w", l.Index, err)}
+	}
+	h, ok := f.handlers[c.Type]
+	if !ok {
+		return applyResult{err: fmt.Errorf("unknown command type %q", c.Type)}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	// Handlers validate before they mutate, so an error leaves state as it was.
+	v, err := h(f.state, c)
+	return applyResult{value: v, err: err}
+}
+
+// Snapshot implements raft.FSM. The state is encoded under the read lock so
+// that Persist can run concurrently with later Applies.
+func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	b, err := json.Marshal(f.state)
+	if err != nil {
+		return nil, err
+	}
+	return snapshot(b), nil
+}
+
+// Restore implements raft.FSM.
+func (f *fsm) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	s := &State{}
+	if err := json.NewDecoder(rc).Decode(s); err != nil {
+		return fmt.Errorf("restore snapshot: %w", err)
+	}
+	s.normalize()
+	f.mu.Lock()
+	f.state = s
+	f.mu.Unlock()
+	return nil
+}
+
+type snapshot []byte
+
+func (s snapshot) Persist(sink raft.SnapshotSink) error {
+	if _, err := sink.Write(s); err != nil {
+		_ = sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (s snapshot) Release() {}

@@ -1,0 +1,225 @@
+// Package raftstore is svcd's durable state: a hashicorp/raft node whose FSM
+// holds State, logged in raft-boltdb/v2 with file snapshots under the data dir.
+// Every write is a Command applied on the leader and acknowledged only after
+// raft commits it; reads come from the FSM.
+package raftstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+)
+
+// Config says where a node keeps its data and how it talks to peers.
+type Config struct {
+	// NodeID names this node in the cluster (default "node1").
+	NodeID string
+	// DataDir holds raft.db (log and stable store) and snapshots/.
+	DataDir string
+	// RaftAddr is the TCP address raft peers use. Empty means a single node
+	// with an in-memory transport: nothing listens, nothing can join.
+	RaftAddr string
+	// Bootstrap makes a node with no existing state form a cluster of itself.
+	Bootstrap bool
+	// ApplyTimeout bounds one write when the caller's context has no deadline.
+	ApplyTimeout time.Duration
+	Logger       hclog.Logger
+}
+
+// Node is one raft member with its FSM.
+type Node struct {
+	cfg       Config
+	raft      *raft.Raft
+	fsm       *fsm
+	store     *raftboltdb.BoltStore
+	transport raft.Transport
+	closeT    func() error
+	logger    hclog.Logger
+}
+
+// ErrNotLeader is returned by Apply on a node that is not the leader.
+var ErrNotLeader = errors.New("this node is not the raft leader")
+
+// CommandError is a command the FSM refused; the state is unchanged.
+type CommandError struct{ Err error }
+
+func (e *CommandError) Error() string { return e.Err.Error() }
+func (e *CommandError) Unwrap() error { return e.Err }
+
+// Open starts a raft node on cfg.DataDir, bootstrapping a fresh single-node
+// cluster when asked and when there is no existing state.
+func Open(cfg Config) (*Node, error) {
+	if cfg.NodeID == "" {
+		cfg.NodeID = "node1"
+	}
+	if cfg.ApplyTimeout <= 0 {
+		cfg.ApplyTimeout = 10 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	logger := cfg.Logger.Named("raft")
+
+	store, err := raftboltdb.NewBoltStore(filepath.Join(cfg.DataDir, "raft.db"))
+	if err != nil {
+		return nil, fmt.Errorf("open raft log store: %w", err)
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, 2, logger)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("open snapshot store: %w", err)
+	}
+
+	var (
+		transport raft.Transport
+		closeT    func() error
+		addr      raft.ServerAddress
+	)
+	if cfg.RaftAddr == "" {
+		addr = raft.ServerAddress("inmem:" + cfg.NodeID)
+		_, t := raft.NewInmemTransport(addr)
+		transport, closeT = t, t.Close
+	} else {
+		tcpAddr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
+		if err != nil {
+			store.Close()
+			return nil, fmt.Errorf("raft address %q: %w", cfg.RaftAddr, err)
+		}
+		t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, tcpAddr, 3, 10*time.Second, logger)
+		if err != nil {
+			store.Close()
+			return nil, fmt.Errorf("raft transport: %w", err)
+		}
+		transport, closeT, addr = t, t.Close, t.LocalAddr()
+	}
+
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.NodeID)
+	rc.Logger = logger
+	// The library's 1 s timings give 2–3 s elections; a local daemon wants to be
+	// serving within a fraction of that.
+	rc.HeartbeatTimeout = 300 * time.Millisecond
+	rc.ElectionTimeout = 300 * time.Millisecond
+	rc.LeaderLeaseTimeout = 150 * time.Millisecond
+	rc.CommitTimeout = 5 * time.Millisecond
+	rc.SnapshotThreshold = 2048
+	rc.TrailingLogs = 1024
+
+	f := newFSM()
+	r, err := raft.NewRaft(rc, f, store, store, snaps, transport)
+	if err != nil {
+		closeT()
+		store.Close()
+		return nil, fmt.Errorf("start raft: %w", err)
+	}
+	n := &Node{cfg: cfg, raft: r, fsm: f, store: store, transport: transport, closeT: closeT, logger: logger}
+
+	if cfg.Bootstrap {
+		has, err := raft.HasExistingState(store, store, snaps)
+		if err != nil {
+			n.Shutdown()
+			return nil, fmt.Errorf("inspect raft state: %w", err)
+		}
+		if !has {
+			conf := raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: rc.LocalID, Address: addr}}}
+			if err := r.BootstrapCluster(conf).Error(); err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
+				n.Shutdown()
+				return nil, fmt.Errorf("bootstrap raft: %w", err)
+			}
+			logger.Info("bootstrapped a new single-node cluster", "id", cfg.NodeID, "address", addr)
+		}
+	}
+	return n, nil
+}
+
+// Apply proposes a command and waits until raft has committed and applied it.
+// It returns the handler's result value.
+func (n *Node) Apply(ctx context.Context, typ string, payload any) (any, error) {
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s payload: %w", typ, err)
+	}
+	b, err := json.Marshal(Command{Type: typ, At: time.Now().UTC(), Payload: raw})
+	if err != nil {
+		return nil, err
+	}
+	timeout := n.cfg.ApplyTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	fut := n.raft.Apply(b, timeout)
+	if err := fut.Error(); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
+			return nil, ErrNotLeader
+		}
+		return nil, fmt.Errorf("raft apply %s: %w", typ, err)
+	}
+	res, _ := fut.Response().(applyResult)
+	if res.err != nil {
+		return nil, &CommandError{Err: res.err}
+	}
+	return res.value, nil
+}
+
+// Read runs fn with the state under a read lock. fn must not keep references
+// into the state after it returns: copy what you need.
+func (n *Node) Read(fn func(s *State)) {
+	n.fsm.mu.RLock()
+	defer n.fsm.mu.RUnlock()
+	fn(n.fsm.state)
+}
+
+// WaitLeader blocks until the cluster has a leader or ctx ends.
+func (n *Node) WaitLeader(ctx context.Context) error {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if addr, _ := n.raft.LeaderWithID(); addr != "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("no raft leader: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// Barrier waits until every committed entry has been applied to the FSM, so
+// reads after it see all acknowledged writes (used at start-up).
+func (n *Node) Barrier(ctx context.Context) error {
+	timeout := n.cfg.ApplyTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	return n.raft.Barrier(timeout).Error()
+}
+
+// Snapshot asks raft to take a snapshot now.
+func (n *Node) Snapshot() error { return n.raft.Snapshot().Error() }
+
+// Shutdown stops raft and closes the stores. It is safe to call once.
+func (n *Node) Shutdown() error {
+	err := n.raft.Shutdown().Error()
+	if n.closeT != nil {
+		if cerr := n.closeT(); err == nil {
+			err = cerr
+		}
+	}
+	if cerr := n.store.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,21 @@
+package raftstore
+
+// State is everything svcd keeps durably. It is owned by the FSM: read it only
+// inside Node.Read and copy out what you need; change it only through commands.
+type State struct {
+	System SystemState `json:"system"`
+}
+
+func newState() *State {
+	s := &State{}
+	s.normalize()
+	return s
+}
+
+// normalize fills zero values a snapshot from an older build may lack, so that
+// handlers never meet a nil map.
+func (s *State) normalize() {
+	if s.System.Mode == "" {
+		s.System.Mode = ModeRunning
+	}
+}

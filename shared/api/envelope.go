@@ -1,0 +1,49 @@
+// Package api holds the JSON wire conventions every svcd HTTP surface shares:
+// the success envelope, the error body and strict request decoding.
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// Envelope is the common success body: {"ok":true,"data":…}.
+type Envelope struct {
+	OK   bool `json:"ok"`
+	Data any  `json:"data"`
+}
+
+// ErrorBody is the common failure body: {"ok":false,"error":{"code","message"}}.
+type ErrorBody struct {
+	OK    bool       `json:"ok"`
+	Error ErrorField `json:"error"`
+}
+
+// ErrorField carries a stable snake_case code and a human-readable message.
+// Details holds optional machine-readable extras (for example retry_after_ms).
+type ErrorField struct {
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// WriteJSON writes v as JSON with the given status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// WriteOK writes the success envelope around data with status 200.
+func WriteOK(w http.ResponseWriter, data any) {
+	WriteJSON(w, http.StatusOK, Envelope{OK: true, Data: data})
+}
+
+// WriteError writes err as the common error body. Any error that is not an
+// *Error becomes a 500 internal_error whose message is the error text.
+func WriteError(w http.ResponseWriter, err error) {
+	e := AsError(err)
+	WriteJSON(w, e.Status, ErrorBody{OK: false, Error: ErrorField{Code: e.Code, Message: e.Message, Details: e.Details}})
+}

@@ -1,0 +1,215 @@
+// Package config loads svcd's configuration in layers: built-in defaults, then
+// an HCL file (-config), then SVC_* environment variables, then flags. Each
+// later layer overrides only what it sets.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/hashicorp/hcl/v2/hclparse"
+)
+
+// Config is the whole supervisor configuration. The hcl tags are the names in
+// a -config file; Env gives the SVC_* variables and Flags the command line.
+type Config struct {
+	Listen        string   `hcl:"listen,optional"`
+	DataDir       string   `hcl:"data_dir,optional"`
+	NodeID        string   `hcl:"node_id,optional"`
+	RaftAddr      string   `hcl:"raft_addr,optional"`
+	Bootstrap     bool     `hcl:"bootstrap,optional"`
+	SharedToken   string   `hcl:"shared_token,optional"`
+	AllowedHosts  []string `hcl:"allowed_hosts,optional"`
+	MaxBodyBytes  int64    `hcl:"max_body_bytes,optional"`
+	ShutdownMs    int      `hcl:"shutdown_timeout_ms,optional"`
+	LogLevel      string   `hcl:"log_level,optional"`
+	LogJSON       bool     `hcl:"log_json,optional"`
+	StatusListen  string   `hcl:"status_listen,optional"`
+	StatusDaemon  string   `hcl:"status_daemon_url,optional"`
+	ConfigFile    string   // where the file layer came from, if any
+	TokenFromFile string   // set by the supervisor when it generated or read the token file
+}
+
+// Defaults is the embedded default: a single node on loopback with data in ./data.
+func Defaults() Config {
+	return Config{
+		Listen:       "127.0.0.1:4317",
+		DataDir:      "./data",
+		NodeID:       "node1",
+		Bootstrap:    true,
+		MaxBodyBytes: 1 << 20,
+		ShutdownMs:   10000,
+		LogLevel:     "info",
+		StatusListen: "127.0.0.1:4318",
+		StatusDaemon: "http://127.0.0.1:4317",
+	}
+}
+
+// ShutdownTimeout is how long SIGTERM waits for requests in flight.
+func (c Config) ShutdownTimeout() time.Duration {
+	return time.Duration(c.ShutdownMs) * time.Millisecond
+}
+
+// Load builds a Config from args (without the subcommand) and an environment
+// lookup. It returns flag.ErrHelp for -h.
+func Load(name string, args []string, getenv func(string) string) (Config, error) {
+	cfg := Defaults()
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	configFile := fs.String("config", "", "HCL config file")
+	fl := bindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if *configFile == "" {
+		*configFile = getenv("SVC_CONFIG")
+	}
+	if *configFile != "" {
+		if err := loadFile(*configFile, &cfg); err != nil {
+			return cfg, err
+		}
+		cfg.ConfigFile = *configFile
+	}
+	if err := applyEnv(&cfg, getenv); err != nil {
+		return cfg, err
+	}
+	fs.Visit(func(f *flag.Flag) { fl[f.Name](&cfg) })
+	return cfg, cfg.Validate()
+}
+
+func loadFile(path string, cfg *Config) error {
+	p := hclparse.NewParser()
+	file, diags := p.ParseHCLFile(path)
+	if diags.HasErrors() {
+		return fmt.Errorf("config file %s: %s", path, diags.Error())
+	}
+	if diags := gohcl.DecodeBody(file.Body, nil, cfg); diags.HasErrors() {
+		return fmt.Errorf("config file %s: %s", path, diags.Error())
+	}
+	return nil
+}
+
+// Validate refuses a configuration the daemon could not run with.
+func (c Config) Validate() error {
+	var errs []error
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		errs = append(errs, fmt.Errorf("listen %q: %w", c.Listen, err))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("data_dir must not be empty"))
+	}
+	if c.MaxBodyBytes <= 0 {
+		errs = append(errs, fmt.Errorf("max_body_bytes must be positive, got %d", c.MaxBodyBytes))
+	}
+	if c.ShutdownMs <= 0 {
+		errs = append(errs, fmt.Errorf("shutdown_timeout_ms must be positive, got %d", c.ShutdownMs))
+	}
+	switch strings.ToLower(c.LogLevel) {
+	case "trace", "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log_level %q: want trace, debug, info, warn or error", c.LogLevel))
+	}
+	return errors.Join(errs...)
+}
+
+// envVar describes one SVC_* variable and how it sets the config.
+type envVar struct {
+	name string
+	set  func(c *Config, v string) error
+}
+
+func envVars() []envVar {
+	str := func(dst func(*Config) *string) func(*Config, string) error {
+		return func(c *Config, v string) error { *dst(c) = v; return nil }
+	}
+	boolean := func(dst func(*Config) *bool) func(*Config, string) error {
+		return func(c *Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			*dst(c) = b
+			return err
+		}
+	}
+	return []envVar{
+		{"SVC_LISTEN", str(func(c *Config) *string { return &c.Listen })},
+		{"SVC_DATA_DIR", str(func(c *Config) *string { return &c.DataDir })},
+		{"SVC_NODE_ID", str(func(c *Config) *string { return &c.NodeID })},
+		{"SVC_RAFT_ADDR", str(func(c *Config) *string { return &c.RaftAddr })},
+		{"SVC_BOOTSTRAP", boolean(func(c *Config) *bool { return &c.Bootstrap })},
+		{"SVC_SHARED_TOKEN", str(func(c *Config) *string { return &c.SharedToken })},
+		{"SVC_ALLOWED_HOSTS", func(c *Config, v string) error { c.AllowedHosts = splitList(v); return nil }},
+		{"SVC_MAX_BODY_BYTES", func(c *Config, v string) (err error) { c.MaxBodyBytes, err = strconv.ParseInt(v, 10, 64); return }},
+		{"SVC_SHUTDOWN_TIMEOUT_MS", func(c *Config, v string) (err error) { c.ShutdownMs, err = strconv.Atoi(v); return }},
+		{"SVC_LOG_LEVEL", str(func(c *Config) *string { return &c.LogLevel })},
+		{"SVC_LOG_JSON", boolean(func(c *Config) *bool { return &c.LogJSON })},
+		{"SVC_STATUS_LISTEN", str(func(c *Config) *string { return &c.StatusListen })},
+		{"SVC_STATUS_DAEMON_URL", str(func(c *Config) *string { return &c.StatusDaemon })},
+	}
+}
+
+func applyEnv(c *Config, getenv func(string) string) error {
+	for _, ev := range envVars() {
+		v := getenv(ev.name)
+		if v == "" {
+			continue
+		}
+		if err := ev.set(c, v); err != nil {
+			return fmt.Errorf("%s=%q: %w", ev.name, redactIfSecret(ev.name, v), err)
+		}
+	}
+	return nil
+}
+
+func redactIfSecret(name, v string) string {
+	if strings.Contains(name, "TOKEN") {
+		return "<redacted>"
+	}
+	return v
+}
+
+// bindFlags declares the flags and returns, per flag name, how its parsed
+// value is copied onto a Config (applied only for flags actually given).
+func bindFlags(fs *flag.FlagSet) map[string]func(*Config) {
+	d := Defaults()
+	listen := fs.String("listen", d.Listen, "address of the HTTP listener")
+	dataDir := fs.String("data-dir", d.DataDir, "directory for raft data and the token file")
+	nodeID := fs.String("node-id", d.NodeID, "raft node id")
+	raftAddr := fs.String("raft-addr", "", "raft TCP address for multi-node clusters (empty: single node)")
+	bootstrap := fs.Bool("bootstrap", d.Bootstrap, "form a new cluster when there is no state")
+	hosts := fs.String("allowed-hosts", "", "extra Host header values to accept, comma separated")
+	maxBody := fs.Int64("max-body-bytes", d.MaxBodyBytes, "request body cap in bytes")
+	level := fs.String("log-level", d.LogLevel, "trace, debug, info, warn or error")
+	logJSON := fs.Bool("log-json", false, "log as JSON lines")
+	statusListen := fs.String("status-listen", d.StatusListen, "status wrapper listen address")
+	statusDaemon := fs.String("daemon-url", d.StatusDaemon, "daemon base URL the status wrapper reads")
+	return map[string]func(*Config){
+		"listen":         func(c *Config) { c.Listen = *listen },
+		"data-dir":       func(c *Config) { c.DataDir = *dataDir },
+		"node-id":        func(c *Config) { c.NodeID = *nodeID },
+		"raft-addr":      func(c *Config) { c.RaftAddr = *raftAddr },
+		"bootstrap":      func(c *Config) { c.Bootstrap = *bootstrap },
+		"allowed-hosts":  func(c *Config) { c.AllowedHosts = splitList(*hosts) },
+		"max-body-bytes": func(c *Config) { c.MaxBodyBytes = *maxBody },
+		"log-level":      func(c *Config) { c.LogLevel = *level },
+		"log-json":       func(c *Config) { c.LogJSON = *logJSON },
+		"status-listen":  func(c *Config) { c.StatusListen = *statusListen },
+		"daemon-url":     func(c *Config) { c.StatusDaemon = *statusDaemon },
+	}
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

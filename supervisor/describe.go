@@ -1,0 +1,125 @@
+package supervisor
+
+import (
+	"net/http"
+
+	"github.com/svcd/svcd/shared/api"
+)
+
+// RouteDoc is a route as the describe documents and capabilities list it.
+type RouteDoc struct {
+	Method  string  `json:"method"`
+	Path    string  `json:"path"`
+	Name    string  `json:"name"`
+	Area    string  `json:"area"`
+	Kind    string  `json:"kind"`
+	Summary string  `json:"summary"`
+	Auth    string  `json:"auth,omitempty"`
+	Body    []Field `json:"body,omitempty"`
+	Query   []Field `json:"query,omitempty"`
+}
+
+// describePath turns a mux template ({task_id}) into SPEC.md's form (:task_id).
+func describePath(p string) string {
+	out := make([]byte, 0, len(p))
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '{':
+			out = append(out, ':')
+		case '}':
+		default:
+			out = append(out, p[i])
+		}
+	}
+	return string(out)
+}
+
+func docOf(rt Route) RouteDoc {
+	d := RouteDoc{Method: rt.Method, Path: describePath(rt.Path), Name: rt.Name, Area: rt.Area, Kind: rt.Kind, Summary: rt.Summary, Body: rt.Body, Query: rt.Query}
+	if rt.Auth {
+		d.Auth = "Authorization: Bearer <SVC_SHARED_TOKEN>"
+	}
+	return d
+}
+
+func (s *Server) docs(match func(Route) bool) []RouteDoc {
+	out := []RouteDoc{}
+	for _, rt := range s.routes {
+		if match(rt) {
+			out = append(out, docOf(rt))
+		}
+	}
+	return out
+}
+
+// recommendedOrder is SPEC.md's client order, as steps a caller can follow.
+var recommendedOrder = []string{
+	"read the endpoint documentation: GET /describe",
+	"GET /describe/business or GET /describe/control",
+	"optionally GET /v1/capabilities",
+	"read state: GET /v1/system/state, GET /v1/browser",
+	"only then issue control actions or host operations (read host_operations in GET /describe/control first)",
+}
+
+var conventions = map[string]any{
+	"success":  `{"ok":true,"data":…}`,
+	"error":    `{"ok":false,"error":{"code":"…","message":"…"}}`,
+	"statuses": map[string]string{"400": "malformed JSON", "401": "missing or wrong bearer token", "403": "Host header not allowed", "404": "unknown route or resource", "405": "wrong method", "409": "conflict (unknown clientId, no captured credentials)", "413": "body over the cap", "422": "failed validation", "503": "dependency not available (no browser client, not leader, worker down)"},
+	"time":     "RFC 3339 UTC",
+}
+
+func (s *Server) handleDescribeIndex(w http.ResponseWriter, r *http.Request) error {
+	api.WriteOK(w, map[string]any{
+		"name":        "svcd",
+		"description": "Local control and browser-relay service. Read a scoped describe before calling anything else.",
+		"describes": []map[string]string{
+			{"path": "/describe/business", "scope": ScopeBusiness, "summary": "browser requests, agent sessions, renewal automation, read-only queries"},
+			{"path": "/describe/control", "scope": ScopeControl, "summary": "system control, plugin management, status views, host operations"},
+		},
+		"recommended_order": recommendedOrder,
+		"discovery":         s.docs(func(rt Route) bool { return rt.Scope == ScopeDiscovery }),
+		"conventions":       conventions,
+	})
+	return nil
+}
+
+func (s *Server) handleDescribeScope(scope string) HandlerFn {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		doc := map[string]any{
+			"name":              "svcd",
+			"surface":           scope,
+			"recommended_order": recommendedOrder,
+			"routes":            s.docs(func(rt Route) bool { return rt.Scope == scope }),
+			"conventions":       conventions,
+		}
+		if scope == ScopeControl {
+			doc["description"] = "System control (automation mode), plugin management, status views and host operations."
+			doc["system_modes"] = []string{"running", "paused", "draining"}
+			doc["host_operations"] = map[string]any{
+				"auth":   "Authorization: Bearer <SVC_SHARED_TOKEN>; missing or wrong gives 401 before anything runs",
+				"result": "outcome in data.ok, payload in data.result",
+				"routes": s.docs(func(rt Route) bool { return rt.Area == "hostops" }),
+			}
+		} else {
+			doc["description"] = "Business topics: relayed browser requests, agent sessions, renewal automation and read-only queries."
+		}
+		api.WriteOK(w, doc)
+		return nil
+	}
+}
+
+func (s *Server) handleCapabilities(w http.ResponseWriter, r *http.Request) error {
+	byKind := func(kind string) []RouteDoc { return s.docs(func(rt Route) bool { return rt.Kind == kind }) }
+	api.WriteOK(w, map[string]any{
+		"read":       byKind(KindRead),
+		"write":      byKind(KindWrite),
+		"diagnostic": byKind(KindDiagnostic),
+		"cautions": []string{
+			"write routes change durable state: read GET /v1/system/state first",
+			"host operations run on this host with the daemon's privileges and need the bearer token",
+			"while the system is paused, ordinary instructions are recorded as system_paused and not run",
+			"raw cookie, token and header values are never stored or returned",
+		},
+	})
+	return nil
+}

@@ -1,0 +1,73 @@
+package supervisor
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/svcd/svcd/raftstore"
+)
+
+// metrics holds the supervisor's Prometheus collectors on a registry of its
+// own (no process-global registry, so several servers can live in one test).
+type metrics struct {
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+func newMetrics(s *Server) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "svcd_http_requests_total",
+			Help: "HTTP requests by route template, method and status code.",
+		}, []string{"route", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "svcd_http_request_duration_seconds",
+			Help:    "HTTP request latency by route template.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"route"}),
+	}
+	isLeader := func() float64 {
+		if s.node.IsLeader() {
+			return 1
+		}
+		return 0
+	}
+	roleInfo := func(pick func(raftstore.RoleInfo) uint64) func() float64 {
+		return func() float64 {
+			return float64(pick(s.node.Role()))
+		}
+	}
+	m.reg.MustRegister(
+		m.requests, m.latency,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svcd_raft_leader", Help: "1 when this node is the raft leader."}, isLeader),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svcd_raft_term", Help: "Current raft term."}, roleInfo(func(r raftstore.RoleInfo) uint64 { return r.Term })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svcd_raft_last_index", Help: "Last raft log index."}, roleInfo(func(r raftstore.RoleInfo) uint64 { return r.LastIndex })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svcd_raft_applied_index", Help: "Last raft index applied to the FSM."}, roleInfo(func(r raftstore.RoleInfo) uint64 { return r.AppliedIdx })),
+	)
+	return m
+}
+
+// instrument counts and times requests under a fixed route label (the
+// template, never the raw path, so label cardinality stays bounded).
+func (m *metrics) instrument(route string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		m.requests.WithLabelValues(route, strconv.Itoa(rec.status)).Inc()
+		m.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
+	})
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}

@@ -1,0 +1,67 @@
+package supervisor
+
+import (
+	"net/http"
+	"sort"
+)
+
+// Scopes say which describe document lists a route (SPEC.md: business topics
+// versus system control, plugin management and host operations).
+const (
+	ScopeDiscovery = "discovery"
+	ScopeBusiness  = "business"
+	ScopeControl   = "control"
+)
+
+// Kinds split /v1/capabilities into read, write and diagnostic endpoints.
+const (
+	KindRead       = "read"
+	KindWrite      = "write"
+	KindDiagnostic = "diagnostic"
+)
+
+// Route is one entry of the route table. The router, the describe documents
+// and /v1/capabilities are all built from the same table, so they cannot drift.
+type Route struct {
+	Method  string
+	Path    string // gorilla/mux template, e.g. /v1/tasks/{task_id}
+	Name    string // stable identifier, e.g. system.pause
+	Area    string // e.g. system, hostops, browser
+	Scope   string
+	Kind    string
+	Summary string
+	Auth    bool      // requires Authorization: Bearer <shared token>
+	Body    []Field   // request body fields (describe only)
+	Query   []Field   // query parameters (describe only)
+	Handle  HandlerFn // returns an error to have it rendered as the JSON error body
+	Raw     bool      // Handle writes the whole response itself (HTML, text, streams, WebSocket)
+	NoLimit bool      // no body cap (WebSocket upgrades, streams)
+}
+
+// Field documents one request field or query parameter.
+type Field struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Required bool   `json:"required,omitempty"`
+	Default  any    `json:"default,omitempty"`
+	Note     string `json:"note,omitempty"`
+}
+
+// HandlerFn is a route handler. A non-nil error is written as the common JSON
+// error body (api.WriteError); the handler must then not have written.
+type HandlerFn func(w http.ResponseWriter, r *http.Request) error
+
+// routeTable is every route the supervisor serves. Each area keeps its routes
+// in its own routes_<area>.go; add the area's function here.
+func (s *Server) routeTable() []Route {
+	var all []Route
+	for _, area := range [][]Route{
+		s.discoveryRoutes(),
+		s.systemRoutes(),
+		s.statusRoutes(),
+	} {
+		all = append(all, area...)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Path < all[j].Path })
+	return all
+}

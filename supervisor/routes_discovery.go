@@ -1,0 +1,113 @@
+package supervisor
+
+import (
+	"net/http"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/version"
+)
+
+func (s *Server) discoveryRoutes() []Route {
+	d := func(method, path, name, kind, summary string, h HandlerFn) Route {
+		return Route{Method: method, Path: path, Name: name, Area: "discovery", Scope: ScopeDiscovery, Kind: kind, Summary: summary, Handle: h}
+	}
+	readyz := d(http.MethodGet, "/readyz", "readyz", KindDiagnostic,
+		"Readiness: 200 on the active (leader) node, 503 with role and leader hint on a standby (200 there with ?standbyok=true).", s.handleReadyz)
+	readyz.Query = []Field{{Name: "standbyok", Type: "boolean", Note: "answer 200 on a standby too"}}
+	healthz := d(http.MethodGet, "/healthz", "healthz", KindDiagnostic, "Minimal liveness probe; body is the text ok.", s.handleHealthz)
+	healthz.Raw = true
+	metrics := d(http.MethodGet, "/metrics", "metrics", KindDiagnostic, "Prometheus metrics: request counts and latencies by route, raft state.",
+		func(w http.ResponseWriter, r *http.Request) error { s.metrics.handler().ServeHTTP(w, r); return nil })
+	metrics.Raw = true
+	return []Route{
+		d(http.MethodGet, "/describe", "describe", KindRead, "Index of the scoped describes; start here.", s.handleDescribeIndex),
+		d(http.MethodGet, "/describe/business", "describe.business", KindRead, "Business self-description: browser requests, agent sessions, renewal, queries.", s.handleDescribeScope(ScopeBusiness)),
+		d(http.MethodGet, "/describe/control", "describe.control", KindRead, "Control self-description: recommended order, system control, plugin management, host_operations.", s.handleDescribeScope(ScopeControl)),
+		d(http.MethodGet, "/health", "health", KindDiagnostic, "Health summary including the local system state and raft role.", s.handleHealth),
+		d(http.MethodGet, "/version", "version", KindRead, "Light version summary.", func(w http.ResponseWriter, r *http.Request) error { api.WriteOK(w, version.Get()); return nil }),
+		d(http.MethodGet, "/v1/capabilities", "capabilities", KindRead, "Enabled capabilities split into read, write and diagnostic endpoints, plus cautions.", s.handleCapabilities),
+		healthz,
+		readyz,
+		d(http.MethodGet, "/rolez", "rolez", KindDiagnostic, "This node's leader/standby view from raft.", func(w http.ResponseWriter, r *http.Request) error { api.WriteOK(w, s.node.Role()); return nil }),
+		d(http.MethodGet, "/v1/runtime", "runtime", KindDiagnostic, "Runtime snapshot: process, memory, goroutines, config summary, raft.", s.handleRuntime),
+		metrics,
+	}
+}
+
+func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ok"))
+	return nil
+}
+
+func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
+	role := s.node.Role()
+	body := map[string]any{"ready": role.Role == raftstore.RoleLeader, "role": role.Role, "leader_id": role.LeaderID, "leader_addr": role.LeaderAddr}
+	if role.Role == raftstore.RoleLeader || r.URL.Query().Get("standbyok") == "true" {
+		body["ready"] = true
+		api.WriteOK(w, body)
+		return nil
+	}
+	api.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{
+		"ok":    false,
+		"error": api.ErrorField{Code: "standby", Message: "this node is a standby; the active node is " + role.LeaderID},
+		"data":  body,
+	})
+	return nil
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
+	role := s.node.Role()
+	health := "ok"
+	if role.LeaderID == "" {
+		health = "degraded"
+	}
+	api.WriteOK(w, map[string]any{
+		"status":     health,
+		"version":    version.Get().Version,
+		"role":       role.Role,
+		"system":     s.SystemState(),
+		"raft":       role,
+		"uptime_ms":  time.Since(s.started).Milliseconds(),
+		"started_at": s.started,
+	})
+	return nil
+}
+
+func (s *Server) handleRuntime(w http.ResponseWriter, r *http.Request) error {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	wd, _ := os.Getwd()
+	api.WriteOK(w, map[string]any{
+		"pid":         os.Getpid(),
+		"started_at":  s.started,
+		"uptime_ms":   time.Since(s.started).Milliseconds(),
+		"go_version":  runtime.Version(),
+		"goroutines":  runtime.NumGoroutine(),
+		"memory":      map[string]uint64{"heap_alloc_bytes": ms.HeapAlloc, "sys_bytes": ms.Sys, "gc_cycles": uint64(ms.NumGC)},
+		"working_dir": wd,
+		"config": map[string]any{
+			"listen":         s.cfg.Listen,
+			"data_dir":       s.cfg.DataDir,
+			"node_id":        s.cfg.NodeID,
+			"raft_addr":      s.cfg.RaftAddr,
+			"config_file":    s.cfg.ConfigFile,
+			"max_body_bytes": s.cfg.MaxBodyBytes,
+			"token_source":   s.tokenSource(),
+		},
+		"raft": s.node.Role(),
+	})
+	return nil
+}
+
+// tokenSource says where the shared token came from, never what it is.
+func (s *Server) tokenSource() string {
+	if s.tokenFile != "" {
+		return "file:" + s.tokenFile
+	}
+	return "config"
+}

@@ -1,0 +1,32 @@
+package supervisor
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/svcd/svcd/supervisor/status"
+)
+
+func (s *Server) statusRoutes() []Route {
+	return []Route{
+		{Method: http.MethodGet, Path: "/v1/status", Name: "status.json", Area: "status", Scope: ScopeControl, Kind: KindRead,
+			Summary: "Narrow JSON status snapshot (mode, who and why, leader, queue, active runs).",
+			Handle: func(w http.ResponseWriter, r *http.Request) error {
+				status.WriteJSON(w, s.statusSnapshot())
+				return nil
+			}},
+		{Method: http.MethodGet, Path: "/v1/status/ui", Name: "status.ui", Area: "status", Scope: ScopeControl, Kind: KindRead, Raw: true,
+			Summary: "HTML status panel for a person; refreshes itself every few seconds.",
+			Handle: func(w http.ResponseWriter, r *http.Request) error {
+				status.WritePanel(w, s.statusSnapshot())
+				return nil
+			}},
+	}
+}
+
+// statusSnapshot assembles the status from local state, with the same code
+// the status wrapper uses on what it fetches.
+func (s *Server) statusSnapshot() status.Snapshot {
+	st := s.SystemState()
+	return status.Assemble(status.Input{System: &st, Source: "local", Now: time.Now()})
+}

@@ -1,0 +1,214 @@
+// Package supervisor is svcd's main daemon: it owns the listener, routing,
+// auth and host guards, the describe documents and status views, and the raft
+// node that holds durable state.
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/supervisor/config"
+)
+
+// Server is one running supervisor.
+type Server struct {
+	cfg          config.Config
+	log          hclog.Logger
+	node         *raftstore.Node
+	token        string
+	tokenFile    string
+	allowedHosts map[string]struct{}
+	routes       []Route
+	router       *mux.Router
+	handler      http.Handler
+	metrics      *metrics
+	started      time.Time
+	// closers stop the parts New started (workers, bridge hub …), in reverse
+	// order, before raft shuts down.
+	closers   []func() error
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New opens the raft node, resolves the shared token and builds the routes.
+// It does not listen; call Serve.
+func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:          cfg,
+		log:          log,
+		allowedHosts: allowedHostSet(cfg.Listen, cfg.AllowedHosts),
+		started:      time.Now().UTC(),
+	}
+	token, tokenFile, err := resolveToken(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.token, s.tokenFile = token, tokenFile
+	if tokenFile != "" {
+		log.Info("shared token loaded from file (mode 0600); pass it as Authorization: Bearer for host operations", "path", tokenFile)
+	}
+
+	node, err := raftstore.Open(raftstore.Config{
+		NodeID:    cfg.NodeID,
+		DataDir:   cfg.DataDir,
+		RaftAddr:  cfg.RaftAddr,
+		Bootstrap: cfg.Bootstrap,
+		Logger:    log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.node = node
+	if cfg.Bootstrap {
+		// A bootstrapping single node becomes leader on its own; wait for it and
+		// for the log to be applied so the first read sees every acknowledged write.
+		wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		if err := node.WaitLeader(wctx); err != nil {
+			node.Shutdown()
+			return nil, err
+		}
+		if node.IsLeader() {
+			if err := node.Barrier(wctx); err != nil {
+				node.Shutdown()
+				return nil, fmt.Errorf("apply raft log: %w", err)
+			}
+		}
+	}
+	s.metrics = newMetrics(s)
+	s.routes = s.routeTable()
+	s.router = s.buildRouter()
+	s.handler = withRequestID(s.withRecovery(s.withAccessLog(s.withHostGuard(s.router))))
+	return s, nil
+}
+
+// Handler is the whole HTTP surface with its guards, for tests and benchmarks.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Node exposes the raft node (tests and in-process tools).
+func (s *Server) Node() *raftstore.Node { return s.node }
+
+// Serve answers on ln until ctx ends, then stops accepting, lets requests in
+// flight finish within the shutdown timeout and shuts raft down.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          s.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	s.log.Info("listening", "address", ln.Addr().String(), "data_dir", s.cfg.DataDir, "node_id", s.cfg.NodeID)
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	s.log.Info("shutting down", "timeout_ms", s.cfg.ShutdownMs)
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout())
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		s.log.Warn("requests still in flight at shutdown deadline were cut", "error", err)
+	}
+	if err := s.Close(); err != nil && serveErr == nil {
+		serveErr = err
+	}
+	if errors.Is(serveErr, http.ErrServerClosed) {
+		serveErr = nil
+	}
+	return serveErr
+}
+
+// onClose registers fn to run at Close, before raft shuts down.
+func (s *Server) onClose(fn func() error) { s.closers = append(s.closers, fn) }
+
+// Close stops everything New started, then shuts the raft node down. Later
+// calls return the first call's result.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		var errs []error
+		for i := len(s.closers) - 1; i >= 0; i-- {
+			if err := s.closers[i](); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if err := s.node.Shutdown(); err != nil {
+			errs = append(errs, err)
+		}
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
+}
+
+// buildRouter registers every route of the table, wrapped with metrics, the
+// body cap and the token check, plus JSON 404 and 405 handlers.
+func (s *Server) buildRouter() *mux.Router {
+	r := mux.NewRouter()
+	for _, rt := range s.routes {
+		r.Handle(rt.Path, s.wrap(rt)).Methods(rt.Method).Name(rt.Method + " " + rt.Path)
+	}
+	r.NotFoundHandler = s.metrics.instrument("unmatched", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		api.WriteError(w, api.NotFound("route_not_found", "no route %s %s; GET /describe lists the routes", req.Method, req.URL.Path))
+	}))
+	r.MethodNotAllowedHandler = s.metrics.instrument("unmatched", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		api.WriteError(w, api.NewError(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed on %s", req.Method, req.URL.Path))
+	}))
+	return r
+}
+
+func (s *Server) wrap(rt Route) http.Handler {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rt.Auth {
+			if err := s.requireToken(r); err != nil {
+				api.WriteError(w, err)
+				return
+			}
+		}
+		if !rt.NoLimit {
+			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		}
+		if err := rt.Handle(w, r); err != nil {
+			api.WriteError(w, err)
+		}
+	})
+	return s.metrics.instrument(rt.Method+" "+rt.Path, h)
+}
+
+// decode reads a JSON body under the configured cap.
+func (s *Server) decode(r *http.Request, dst any) error {
+	return api.DecodeJSON(r, dst, s.cfg.MaxBodyBytes)
+}
+
+// apply writes a command through raft and maps store errors onto API errors.
+func (s *Server) apply(ctx context.Context, typ string, payload any) (any, error) {
+	v, err := s.node.Apply(ctx, typ, payload)
+	if err == nil {
+		return v, nil
+	}
+	var ce *raftstore.CommandError
+	switch {
+	case errors.As(err, &ce):
+		return nil, api.Unprocessable("command_refused", "%v", ce.Err)
+	case errors.Is(err, raftstore.ErrNotLeader):
+		role := s.node.Role()
+		return nil, api.Unavailable("not_leader", "this node is %s; the leader is %q at %q", role.Role, role.LeaderID, role.LeaderAddr).
+			WithDetails(map[string]any{"leader_id": role.LeaderID, "leader_addr": role.LeaderAddr})
+	default:
+		return nil, api.Unavailable("store_unavailable", "the durable store did not commit the write: %v", err)
+	}
+}

@@ -1,0 +1,124 @@
+// Package statuswrapper is the optional read-only status wrapper (svcd
+// status-wrapper, default 127.0.0.1:4318). It reads the daemon's
+// GET /v1/system/state and renders with the daemon's own status package.
+package statuswrapper
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/systemstate"
+	"github.com/svcd/svcd/supervisor/status"
+)
+
+// Wrapper serves the status views of one daemon.
+type Wrapper struct {
+	daemonURL string
+	client    *http.Client
+	log       hclog.Logger
+}
+
+// New returns a wrapper reading from daemonURL (e.g. http://127.0.0.1:4317).
+func New(daemonURL string, log hclog.Logger) *Wrapper {
+	return &Wrapper{
+		daemonURL: strings.TrimRight(daemonURL, "/"),
+		client:    &http.Client{Timeout: 3 * time.Second},
+		log:       log,
+	}
+}
+
+// Handler is the wrapper's routes: /describe, /healthz, /v1/status,
+// /v1/status/ui and the panel aliases / and /ui.
+func (wr *Wrapper) Handler() http.Handler {
+	r := mux.NewRouter()
+	panel := func(w http.ResponseWriter, req *http.Request) { status.WritePanel(w, wr.snapshot(req.Context())) }
+	r.HandleFunc("/describe", wr.describe).Methods(http.MethodGet)
+	r.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok"))
+	}).Methods(http.MethodGet)
+	r.HandleFunc("/v1/status", func(w http.ResponseWriter, req *http.Request) { status.WriteJSON(w, wr.snapshot(req.Context())) }).Methods(http.MethodGet)
+	r.HandleFunc("/v1/status/ui", panel).Methods(http.MethodGet)
+	r.HandleFunc("/ui", panel).Methods(http.MethodGet)
+	r.HandleFunc("/", panel).Methods(http.MethodGet)
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		api.WriteError(w, api.NotFound("route_not_found", "no route %s %s on the status wrapper; GET /describe lists them", req.Method, req.URL.Path))
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		api.WriteError(w, api.NewError(http.StatusMethodNotAllowed, "method_not_allowed", "the status wrapper is read-only: %s is not allowed on %s", req.Method, req.URL.Path))
+	})
+	return r
+}
+
+func (wr *Wrapper) describe(w http.ResponseWriter, _ *http.Request) {
+	api.WriteOK(w, map[string]any{
+		"name":        "svcd-status-wrapper",
+		"surface":     "status",
+		"description": "Optional read-only status wrapper. It reads the daemon's GET /v1/system/state and renders the same status as the daemon's /v1/status.",
+		"daemon_url":  wr.daemonURL,
+		"routes": []map[string]string{
+			{"method": "GET", "path": "/describe", "summary": "this document"},
+			{"method": "GET", "path": "/healthz", "summary": "liveness of the wrapper itself; body ok"},
+			{"method": "GET", "path": "/v1/status", "summary": "narrow JSON status; 503 when the daemon is down"},
+			{"method": "GET", "path": "/v1/status/ui", "summary": "HTML status panel"},
+			{"method": "GET", "path": "/ui", "summary": "alias of /v1/status/ui"},
+			{"method": "GET", "path": "/", "summary": "alias of /v1/status/ui"},
+		},
+	})
+}
+
+func (wr *Wrapper) snapshot(ctx context.Context) status.Snapshot {
+	st, err := wr.fetch(ctx)
+	if err != nil {
+		wr.log.Warn("daemon not readable", "daemon_url", wr.daemonURL, "error", err)
+	}
+	return status.Assemble(status.Input{System: st, Err: err, Source: wr.daemonURL, Now: time.Now()})
+}
+
+// fetch reads the daemon's system state through its envelope.
+func (wr *Wrapper) fetch(ctx context.Context) (*systemstate.State, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, wr.daemonURL+"/v1/system/state", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := wr.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("daemon at %s is down or unreachable: %w", wr.daemonURL, unwrapURLError(err))
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("daemon at %s answered %s", wr.daemonURL, resp.Status)
+	}
+	var env struct {
+		OK   bool              `json:"ok"`
+		Data systemstate.State `json:"data"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil || !env.OK {
+		return nil, fmt.Errorf("daemon at %s sent an unreadable system state", wr.daemonURL)
+	}
+	return &env.Data, nil
+}
+
+func unwrapURLError(err error) error {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return err
+		}
+		err = u
+	}
+}
