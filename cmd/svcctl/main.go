@@ -1,0 +1,93 @@
+// Command svcctl is the operator CLI for a running svcd. It talks HTTP to
+// -addr (default the local daemon) and prints the JSON answers.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// command is one svcctl subcommand. run gets the arguments after its name.
+type command struct {
+	usage string
+	run   func(ctx context.Context, c *client, args []string) error
+}
+
+// commands is the table of subcommands; each area keeps its commands in its
+// own file and adds them here.
+func commands() map[string]command {
+	return map[string]command{
+		"status": {usage: "status                       narrow status snapshot", run: runStatus},
+		"system": {usage: "system state|pause|resume|drain [--reason R] [--by WHO]", run: runSystem},
+	}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+}
+
+func run(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := flag.NewFlagSet("svcctl", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	defAddr := getenv("SVC_ADDR")
+	if defAddr == "" {
+		defAddr = "http://127.0.0.1:4317"
+	}
+	addr := fs.String("addr", defAddr, "daemon base URL (env SVC_ADDR)")
+	token := fs.String("token", "", "bearer token for host operations (default: env SVC_SHARED_TOKEN, then ./data/shared_token)")
+	fs.Usage = func() { usage(stderr, fs) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() == 0 {
+		usage(stderr, fs)
+		return 2
+	}
+	name := fs.Arg(0)
+	cmd, ok := commands()[name]
+	if !ok {
+		fmt.Fprintf(stderr, "svcctl: unknown command %q\n", name)
+		usage(stderr, fs)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c := newClient(*addr, *token, getenv, stdout)
+	if err := cmd.run(ctx, c, fs.Args()[1:]); err != nil {
+		fmt.Fprintf(stderr, "svcctl %s: %v\n", name, err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+// usageError marks a mistake in the command line (exit 2).
+type usageError string
+
+func (u usageError) Error() string { return string(u) }
+
+func usage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintln(w, "usage: svcctl [-addr URL] [-token T] <command> [args]\n\ncommands:")
+	var lines []string
+	for _, c := range commands() {
+		lines = append(lines, "  "+c.usage)
+	}
+	sort.Strings(lines)
+	fmt.Fprintln(w, strings.Join(lines, "\n"))
+	fmt.Fprintln(w, "\nflags:")
+	fs.PrintDefaults()
+}
