@@ -78,6 +78,9 @@ func FreePort(t testing.TB) string {
 type Options struct {
 	DataDir string   // default: a new t.TempDir()
 	Token   string   // default: a fixed test token passed as SVC_SHARED_TOKEN
+	// GeneratedToken starts the daemon with no configured token, so it
+	// generates one into the data dir; Daemon.Token is read from that file.
+	GeneratedToken bool
 	Args    []string // extra flags after "serve"
 	Env     []string // extra KEY=VALUE pairs
 }
@@ -103,7 +106,7 @@ func Start(t testing.TB, opts Options) *Daemon {
 	if opts.DataDir == "" {
 		opts.DataDir = t.TempDir()
 	}
-	if opts.Token == "" {
+	if opts.Token == "" && !opts.GeneratedToken {
 		opts.Token = "test-token-0123456789abcdef"
 	}
 	d := &Daemon{t: t, opts: opts, Token: opts.Token, DataDir: opts.DataDir, logs: &syncBuffer{}}
@@ -119,7 +122,7 @@ func (d *Daemon) start() {
 	d.URL = "http://" + d.Addr
 	args := append([]string{"serve", "-listen", d.Addr, "-data-dir", d.DataDir}, d.opts.Args...)
 	cmd := exec.Command(Binary(t), args...)
-	cmd.Env = append(os.Environ(), "SVC_SHARED_TOKEN="+d.Token)
+	cmd.Env = append(os.Environ(), "SVC_SHARED_TOKEN="+d.opts.Token)
 	cmd.Env = append(cmd.Env, d.opts.Env...)
 	cmd.Stdout = d.logs
 	cmd.Stderr = d.logs
@@ -133,6 +136,13 @@ func (d *Daemon) start() {
 	if err := d.WaitHealthy(15 * time.Second); err != nil {
 		d.Kill()
 		t.Fatalf("svcd did not become healthy: %v\nlogs:\n%s", err, d.Logs())
+	}
+	if d.opts.GeneratedToken {
+		b, err := os.ReadFile(filepath.Join(d.DataDir, "shared_token"))
+		if err != nil {
+			t.Fatalf("generated token file: %v", err)
+		}
+		d.Token = strings.TrimSpace(string(b))
 	}
 }
 
