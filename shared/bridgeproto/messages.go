@@ -1,0 +1,233 @@
+package bridgeproto
+
+import (
+	"encoding/json"
+
+	"github.com/svcd/svcd/shared/systemstate"
+)
+
+// Message is any parsed inbound message.
+type Message interface{ MsgType() string }
+
+// Hello is the plugin's first message. Until it arrives with the right token
+// the daemon sends nothing and accepts nothing else.
+type Hello struct {
+	Type             string          `json:"type"`
+	Token            string          `json:"token"`
+	ClientID         string          `json:"clientId"`
+	Browser          string          `json:"browser,omitempty"`
+	ExtensionVersion string          `json:"extension_version,omitempty"`
+	Platforms        []string        `json:"platforms,omitempty"`
+	ShellRuntime     json.RawMessage `json:"shell_runtime,omitempty"`
+}
+
+// HelloOK confirms pairing and tells the plugin the heartbeat it must keep.
+type HelloOK struct {
+	Type           string `json:"type"`
+	ClientID       string `json:"clientId"`
+	ProtocolVer    int    `json:"protocol_version"`
+	KeepaliveMs    int64  `json:"keepalive_ms"`
+	MaxMessageSize int64  `json:"max_message_bytes"`
+	ServerVersion  string `json:"server_version,omitempty"`
+}
+
+// ProtocolVersion is bumped on incompatible changes to these messages.
+const ProtocolVersion = 1
+
+// AutomationConversation is one active link's automation view, used by the
+// plugin overlays (SPEC.md automation_conversations).
+type AutomationConversation struct {
+	LocalConversationID  string `json:"local_conversation_id"`
+	RemoteConversationID string `json:"remote_conversation_id"`
+	Platform             string `json:"platform,omitempty"`
+	AutomationStatus     string `json:"automation_status"`
+	PauseReason          string `json:"pause_reason"`
+}
+
+// StateSnapshot is pushed on connect and after every system mode change.
+type StateSnapshot struct {
+	Type    string            `json:"type"`
+	System  systemstate.State `json:"system"`
+	Browser SnapshotBrowser   `json:"browser"`
+}
+
+// SnapshotBrowser is the browser part of state_snapshot.
+type SnapshotBrowser struct {
+	AutomationConversations []AutomationConversation `json:"automation_conversations"`
+}
+
+// ActionRequest asks the daemon to switch the system mode.
+type ActionRequest struct {
+	Type      string `json:"type"`
+	RequestID string `json:"requestId,omitempty"`
+	Action    string `json:"action"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// ActionRequestResult answers ActionRequest; on success a fresh
+// state_snapshot follows as for every mode change.
+type ActionRequestResult struct {
+	Type      string             `json:"type"`
+	RequestID string             `json:"requestId,omitempty"`
+	Action    string             `json:"action"`
+	OK        bool               `json:"ok"`
+	Error     *ErrorBody         `json:"error,omitempty"`
+	System    *systemstate.State `json:"system,omitempty"`
+}
+
+// Credentials is a captured login. Header and cookie values exist only in
+// the parsed message; Metadata reduces them and Scrub drops them.
+type Credentials struct {
+	Type     string            `json:"type"`
+	Platform string            `json:"platform"`
+	Account  string            `json:"account,omitempty"`
+	Host     string            `json:"host,omitempty"`
+	TabID    int64             `json:"tabId,omitempty"`
+	Headers  map[string]string `json:"headers,omitempty"`
+	Cookies  map[string]string `json:"cookies,omitempty"`
+}
+
+// Endpoint is one captured API endpoint. Path never carries a query string.
+type Endpoint struct {
+	Method    string `json:"method"`
+	Path      string `json:"path"`
+	Kind      string `json:"kind,omitempty"`
+	Streaming bool   `json:"streaming,omitempty"`
+}
+
+// APIEndpoints is the captured endpoint list of one platform page.
+type APIEndpoints struct {
+	Type      string     `json:"type"`
+	Platform  string     `json:"platform"`
+	Account   string     `json:"account,omitempty"`
+	Host      string     `json:"host,omitempty"`
+	Endpoints []Endpoint `json:"endpoints"`
+}
+
+// APIRequest asks the plugin to perform one HTTP request inside the page,
+// with the page's own cookies. Headers are the caller's extras; they are
+// passed through and never stored or logged.
+type APIRequest struct {
+	Type         string            `json:"type"`
+	RequestID    string            `json:"requestId"`
+	Platform     string            `json:"platform"`
+	Method       string            `json:"method"`
+	Path         string            `json:"path,omitempty"`
+	Prompt       string            `json:"prompt,omitempty"`
+	Headers      map[string]string `json:"headers,omitempty"`
+	Body         json.RawMessage   `json:"body,omitempty"`
+	ResponseMode string            `json:"responseMode"`
+	TimeoutMs    int64             `json:"timeoutMs,omitempty"`
+}
+
+// APIResponse is the buffered answer to APIRequest. Error is set when the
+// page could not perform the request at all (Status is then 0).
+type APIResponse struct {
+	Type      string            `json:"type"`
+	RequestID string            `json:"requestId"`
+	Status    int               `json:"status"`
+	Headers   map[string]string `json:"headers,omitempty"`
+	Body      string            `json:"body"`
+	Error     string            `json:"error,omitempty"`
+}
+
+// StreamOpen starts a streamed answer.
+type StreamOpen struct {
+	Type      string            `json:"type"`
+	RequestID string            `json:"requestId"`
+	Status    int               `json:"status"`
+	Headers   map[string]string `json:"headers,omitempty"`
+}
+
+// StreamEvent is one chunk; seq increases by at least one per event.
+type StreamEvent struct {
+	Type      string `json:"type"`
+	RequestID string `json:"requestId"`
+	Seq       int64  `json:"seq"`
+	Event     string `json:"event,omitempty"`
+	Data      string `json:"data"`
+}
+
+// StreamEnd finishes a streamed answer.
+type StreamEnd struct {
+	Type      string `json:"type"`
+	RequestID string `json:"requestId"`
+}
+
+// StreamError aborts a streamed answer.
+type StreamError struct {
+	Type      string `json:"type"`
+	RequestID string `json:"requestId"`
+	Code      string `json:"code,omitempty"`
+	Message   string `json:"message"`
+}
+
+// RequestCancel tells the plugin to abort a relayed request or stream.
+type RequestCancel struct {
+	Type      string `json:"type"`
+	RequestID string `json:"requestId"`
+	Platform  string `json:"platform"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// Action is a management action sent to the plugin.
+type Action struct {
+	Type     string         `json:"type"`
+	ActionID string         `json:"actionId"`
+	Action   string         `json:"action"`
+	Platform string         `json:"platform,omitempty"`
+	Options  map[string]any `json:"options,omitempty"`
+}
+
+// ActionResult is the plugin's structured answer to Action.
+type ActionResult struct {
+	Type         string          `json:"type"`
+	ActionID     string          `json:"actionId"`
+	Accepted     bool            `json:"accepted"`
+	Completed    bool            `json:"completed"`
+	Failed       bool            `json:"failed"`
+	Reason       string          `json:"reason,omitempty"`
+	Target       json.RawMessage `json:"target,omitempty"`
+	Result       json.RawMessage `json:"result,omitempty"`
+	ShellRuntime json.RawMessage `json:"shell_runtime,omitempty"`
+}
+
+// ShellRuntimeUpdate reports the plugin's shell runtime outside an action.
+type ShellRuntimeUpdate struct {
+	Type         string          `json:"type"`
+	ShellRuntime json.RawMessage `json:"shell_runtime"`
+}
+
+// Keepalive is the data-frame heartbeat, sent both ways.
+type Keepalive struct {
+	Type string `json:"type"`
+	TS   int64  `json:"ts,omitempty"`
+}
+
+// ErrorBody is a machine-readable refusal.
+type ErrorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Error tells the plugin an inbound message was refused; the connection stays.
+type Error struct {
+	Type    string `json:"type"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	RefType string `json:"ref_type,omitempty"`
+	RefID   string `json:"ref_id,omitempty"`
+}
+
+func (*Hello) MsgType() string              { return TypeHello }
+func (*ActionRequest) MsgType() string      { return TypeActionRequest }
+func (*Credentials) MsgType() string        { return TypeCredentials }
+func (*APIEndpoints) MsgType() string       { return TypeAPIEndpoints }
+func (*APIResponse) MsgType() string        { return TypeAPIResponse }
+func (*StreamOpen) MsgType() string         { return TypeStreamOpen }
+func (*StreamEvent) MsgType() string        { return TypeStreamEvent }
+func (*StreamEnd) MsgType() string          { return TypeStreamEnd }
+func (*StreamError) MsgType() string        { return TypeStreamError }
+func (*ActionResult) MsgType() string       { return TypeActionResult }
+func (*ShellRuntimeUpdate) MsgType() string { return TypeShellRuntime }
+func (*Keepalive) MsgType() string          { return TypeKeepalive }
