@@ -24,6 +24,15 @@ type handler func(s *State, c Command) (any, error)
 func handlers() map[string]handler {
 	return map[string]handler{
 		CmdSetSystemMode: applySetSystemMode,
+
+		CmdBrowserClient:       applyBrowserClient,
+		CmdBrowserCredentials:  applyBrowserCredentials,
+		CmdBrowserEndpoints:    applyBrowserEndpoints,
+		CmdBrowserActionResult: applyBrowserActionResult,
+		CmdBrowserShellRuntime: applyBrowserShellRuntime,
+		CmdBrowserActivity:     applyBrowserActivity,
+		CmdBrowserSweep:        applyBrowserSweep,
+		CmdRelaySave:           applyRelaySave,
 	}
 }
 

@@ -3,7 +3,9 @@ package raftstore
 // State is everything svcd keeps durably. It is owned by the FSM: read it only
 // inside Node.Read and copy out what you need; change it only through commands.
 type State struct {
-	System SystemState `json:"system"`
+	System  SystemState  `json:"system"`
+	Browser BrowserState `json:"browser"`
+	Relay   RelayState   `json:"relay"`
 }
 
 func newState() *State {
@@ -18,4 +20,6 @@ func (s *State) normalize() {
 	if s.System.Mode == "" {
 		s.System.Mode = ModeRunning
 	}
+	s.Browser.normalize()
+	s.Relay.normalize()
 }
