@@ -54,3 +54,10 @@ func (n *Node) Role() RoleInfo {
 
 // IsLeader reports whether this node is the active one.
 func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
+
+// Leader returns the leader's id and address as this node knows them (cheap:
+// no stats, no configuration read).
+func (n *Node) Leader() (id, addr string) {
+	a, i := n.raft.LeaderWithID()
+	return string(i), string(a)
+}

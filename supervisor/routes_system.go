@@ -104,7 +104,7 @@ func (s *Server) SystemState() systemstate.State {
 			ActiveRuns:  []systemstate.Run{},
 		}
 	})
-	role := s.node.Role()
-	st.Leader = systemstate.Leader{NodeID: role.LeaderID, Address: role.LeaderAddr, Self: role.Role == raftstore.RoleLeader}
+	id, addr := s.node.Leader()
+	st.Leader = systemstate.Leader{NodeID: id, Address: addr, Self: s.node.IsLeader()}
 	return st
 }

@@ -81,7 +81,11 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	if err := applyEnv(&cfg, getenv); err != nil {
 		return cfg, err
 	}
-	fs.Visit(func(f *flag.Flag) { fl[f.Name](&cfg) })
+	fs.Visit(func(f *flag.Flag) {
+		if set, ok := fl[f.Name]; ok { // -config has no setter: it was read above
+			set(&cfg)
+		}
+	})
 	return cfg, cfg.Validate()
 }
 
@@ -161,17 +165,11 @@ func applyEnv(c *Config, getenv func(string) string) error {
 			continue
 		}
 		if err := ev.set(c, v); err != nil {
-			return fmt.Errorf("%s=%q: %w", ev.name, redactIfSecret(ev.name, v), err)
+			// Only parsed (non-secret) variables can fail, so echoing v is safe.
+			return fmt.Errorf("%s=%q: %w", ev.name, v, err)
 		}
 	}
 	return nil
-}
-
-func redactIfSecret(name, v string) string {
-	if strings.Contains(name, "TOKEN") {
-		return "<redacted>"
-	}
-	return v
 }
 
 // bindFlags declares the flags and returns, per flag name, how its parsed

@@ -1,0 +1,88 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+type sample struct {
+	Reason string `json:"reason"`
+	Count  int    `json:"count"`
+	Flag   bool   `json:"flag"`
+}
+
+func TestDecodeStatuses(t *testing.T) {
+	cases := []struct {
+		body   string
+		max    int64
+		status int
+		code   string
+	}{
+		{`{"reason":"x","count":2}`, 0, 0, ""},
+		{``, 0, 0, ""},
+		{`   `, 0, 0, ""},
+		{`{"extra":"ignored"}`, 0, 0, ""},
+		{`{"reason":`, 0, 400, "malformed_json"},
+		{`{} {}`, 0, 400, "malformed_json"},
+		{`[]`, 0, 400, "malformed_json"},
+		{`"str"`, 0, 400, "malformed_json"},
+		{`{"reason":1}`, 0, 422, "invalid_field"},
+		{`{"count":"x"}`, 0, 422, "invalid_field"},
+		{`{"flag":"yes"}`, 0, 422, "invalid_field"},
+		{`{"reason":"` + strings.Repeat("a", 100) + `"}`, 50, 413, "body_too_large"},
+	}
+	for _, c := range cases {
+		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(c.body))
+		var dst sample
+		err := DecodeJSON(req, &dst, c.max)
+		if c.status == 0 {
+			if err != nil {
+				t.Errorf("%q: %v", c.body, err)
+			}
+			continue
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Status != c.status || e.Code != c.code {
+			t.Errorf("%q: err = %v, want %d %s", c.body, err, c.status, c.code)
+		}
+	}
+}
+
+func TestDecodeHonoursMaxBytesReader(t *testing.T) {
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"reason":"`+strings.Repeat("a", 200)+`"}`))
+	req.Body = http.MaxBytesReader(rec, req.Body, 64)
+	var dst sample
+	err := DecodeJSON(req, &dst, 1<<20)
+	if e := AsError(err); e.Status != http.StatusRequestEntityTooLarge {
+		t.Fatalf("err = %v, want 413", err)
+	}
+}
+
+// FuzzDecodeBytes: any input either decodes or yields a 400/422 *Error; it
+// never panics and never reports a non-client status.
+func FuzzDecodeBytes(f *testing.F) {
+	for _, s := range []string{`{}`, `{"reason":"x","count":1,"flag":true}`, `{"count":1e400}`, `{"reason":"\ud800"}`, `[`, `null`, `{"a":{"b":[1,2,{"c":null}]}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var dst sample
+		err := DecodeBytes(body, &dst)
+		if err == nil {
+			return
+		}
+		var e *Error
+		if !errors.As(err, &e) {
+			t.Fatalf("non-API error %T: %v", err, err)
+		}
+		if e.Status != 400 && e.Status != 422 {
+			t.Fatalf("status %d for %q", e.Status, body)
+		}
+		if e.Code == "" || e.Message == "" {
+			t.Fatalf("empty code or message: %+v", e)
+		}
+	})
+}
