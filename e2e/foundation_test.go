@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -373,5 +374,24 @@ func TestStatusWrapper(t *testing.T) {
 	ui := harness.Do(t, "GET", base+"/ui", nil)
 	if ui.Status != 503 || !strings.Contains(string(ui.Body), "not reachable") {
 		t.Fatalf("panel with daemon down: %d", ui.Status)
+	}
+}
+
+func TestLogJSONWritesJSONLines(t *testing.T) {
+	d := harness.Start(t, harness.Options{Args: []string{"-log-json"}})
+	d.Do("POST", "/v1/system/pause", map[string]string{"reason": "json log"})
+	lines := strings.Split(strings.TrimSpace(d.Logs()), "\n")
+	sawMode := false
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log line is not JSON: %q", l)
+		}
+		if m["@message"] == "system mode set" && m["mode"] == "paused" {
+			sawMode = true
+		}
+	}
+	if !sawMode {
+		t.Fatalf("no JSON line for the mode change in:\n%s", d.Logs())
 	}
 }
