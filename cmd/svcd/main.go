@@ -25,6 +25,7 @@ func subcommands() map[string]subcommand {
 		"serve":          {summary: "run the daemon (supervisor) on 127.0.0.1:4317", run: runServe},
 		"status-wrapper": {summary: "run the read-only status wrapper on 127.0.0.1:4318", run: runStatusWrapper},
 		"version":        {summary: "print the version", run: runVersion},
+		"worker":         {summary: "run a worker process (started by serve through go-plugin)", hidden: true, run: runWorker},
 	}
 }
 

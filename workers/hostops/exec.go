@@ -1,0 +1,183 @@
+package hostops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Shell is the interpreter of every command.
+const Shell = "/bin/sh"
+
+// Exec runs one command in its own process group with stdin on /dev/null.
+//
+// The process group is what makes kills complete: on timeout, cancel (the
+// HTTP client went away) or the shell's exit, SIGKILL goes to -pgid, so a
+// background grandchild (`sleep 300 &`) goes too and cannot hold the output
+// pipes open. The shell itself also carries Pdeathsig, in case this worker
+// is killed before it can clean up.
+func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(pid int)) (ExecResult, error) {
+	res := ExecResult{ExitCode: -1, StartedAt: time.Now().UTC()}
+	finish := func(code, format string, args ...any) (ExecResult, error) {
+		res.FinishedAt = time.Now().UTC()
+		res.ErrorCode = code
+		res.Error = fmt.Sprintf(format, args...)
+		return res, nil
+	}
+
+	dir, err := l.paths.dir(req.Cwd)
+	if err != nil {
+		return finish(CodeCwdNotFound, "cwd: %v", err)
+	}
+	if err := l.paths.check(dir); err != nil {
+		return finish(CodePathNotAllowed, "cwd %v", err)
+	}
+	switch st, err := os.Stat(dir); {
+	case errors.Is(err, fs.ErrNotExist):
+		return finish(CodeCwdNotFound, "cwd %s does not exist", dir)
+	case err != nil:
+		return finish(CodeCwdNotFound, "cwd %s: %v", dir, err)
+	case !st.IsDir():
+		return finish(CodeCwdNotDirectory, "cwd %s is not a directory", dir)
+	}
+
+	timeout := req.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		return finish(CodeSpawnFailed, "pipe: %v", err)
+	}
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		stdoutR.Close()
+		stdoutW.Close()
+		return finish(CodeSpawnFailed, "pipe: %v", err)
+	}
+	cmd := l.command(req.Command, dir)
+	// *os.File writers: the child writes straight into our pipes and Wait
+	// does not wait for copy goroutines; we drain them ourselves below.
+	cmd.Stdout, cmd.Stderr = stdoutW, stderrW
+
+	startErr := l.spawner.Do(context.Background(), cmd.Start)
+	stdoutW.Close()
+	stderrW.Close()
+	if startErr != nil {
+		stdoutR.Close()
+		stderrR.Close()
+		return finish(CodeSpawnFailed, "start %s: %v", Shell, startErr)
+	}
+	pgid := cmd.Process.Pid
+	res.Pid = pgid
+	l.groups.add(pgid)
+	defer l.groups.remove(pgid)
+	if started != nil {
+		started(pgid)
+	}
+
+	outBuf, errBuf := newCappedBuffer(l.cfg.OutputCap), newCappedBuffer(l.cfg.OutputCap)
+	drained := make(chan struct{}, 2)
+	go func() { outBuf.drain(stdoutR); drained <- struct{}{} }()
+	go func() { errBuf.drain(stderrR); drained <- struct{}{} }()
+
+	waitc := make(chan error, 1)
+	go func() { waitc <- cmd.Wait() }()
+	var waitErr error
+	select {
+	case waitErr = <-waitc:
+	case <-runCtx.Done():
+		KillGroup(pgid)
+		waitErr = <-waitc
+		res.TimedOut = ctx.Err() == nil // our deadline, not the caller's cancel
+	}
+	// The shell is gone; whatever is left in its group was started by this
+	// command and dies with it.
+	KillGroup(pgid)
+	grace := time.NewTimer(l.cfg.KillGrace())
+	for n := 0; n < 2; {
+		select {
+		case <-drained:
+			n++
+		case <-grace.C:
+			// Something left the group (setsid) and holds a pipe: stop reading.
+			stdoutR.Close()
+			stderrR.Close()
+		}
+	}
+	grace.Stop()
+	stdoutR.Close()
+	stderrR.Close()
+
+	res.FinishedAt = time.Now().UTC()
+	res.Stdout, res.StdoutTruncated = outBuf.result()
+	res.Stderr, res.StderrTruncated = errBuf.result()
+	l.describeExit(&res, cmd.ProcessState, waitErr, ctx.Err())
+	return res, nil
+}
+
+// describeExit fills exit code, signal, ok and the error fields.
+func (l *Local) describeExit(res *ExecResult, ps *os.ProcessState, waitErr, callerErr error) {
+	if ps == nil {
+		res.ErrorCode, res.Error = CodeSpawnFailed, fmt.Sprintf("wait: %v", waitErr)
+		return
+	}
+	res.ExitCode = ps.ExitCode()
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		res.Signal = unix.SignalName(ws.Signal())
+		if res.Signal == "" {
+			res.Signal = ws.Signal().String()
+		}
+	}
+	switch {
+	case res.TimedOut:
+		res.ErrorCode, res.Error = CodeTimedOut, fmt.Sprintf("timed out after %d ms; the process group was killed", res.FinishedAt.Sub(res.StartedAt).Milliseconds())
+	case callerErr != nil:
+		res.ErrorCode, res.Error = CodeCanceled, "the caller went away; the process group was killed"
+	case res.Signal != "":
+		res.ErrorCode, res.Error = CodeSignaled, "killed by "+res.Signal
+	case res.ExitCode != 0:
+		res.ErrorCode, res.Error = CodeNonZeroExit, fmt.Sprintf("exit status %d", res.ExitCode)
+	default:
+		res.OK = true
+	}
+}
+
+// command builds the child: /bin/sh -c CMD (through the rlimit shim when
+// limits are set), own process group, Pdeathsig, optional uid/gid, the
+// filtered environment.
+func (l *Local) command(command, dir string) *exec.Cmd {
+	var cmd *exec.Cmd
+	env := l.env
+	if len(l.cfg.Rlimits) > 0 && l.cfg.SelfExecutable != "" {
+		cmd = exec.Command(l.cfg.SelfExecutable, "worker", ShimName, Shell, "-c", command)
+		env = append(append([]string(nil), env...), RlimitsEnv+"="+FormatRlimits(l.cfg.Rlimits))
+	} else {
+		cmd = exec.Command(Shell, "-c", command)
+	}
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if l.cfg.RunAsUID >= 0 || l.cfg.RunAsGID >= 0 {
+		uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
+		if l.cfg.RunAsUID >= 0 {
+			uid = uint32(l.cfg.RunAsUID)
+		}
+		if l.cfg.RunAsGID >= 0 {
+			gid = uint32(l.cfg.RunAsGID)
+		}
+		// Groups empty: drop the daemon's supplementary groups too.
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}}
+	}
+	return cmd
+}

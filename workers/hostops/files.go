@@ -1,0 +1,212 @@
+package hostops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"unicode/utf8"
+)
+
+// Encodings of file content on the wire.
+const (
+	EncodingUTF8   = "utf8"
+	EncodingBase64 = "base64"
+)
+
+// ReadFile reads a regular file up to the read cap. Under utf8 the bytes
+// must be valid UTF-8 (the supervisor sends them as a JSON string); base64
+// takes anything.
+func (l *Local) ReadFile(ctx context.Context, req ReadRequest) (ReadResult, error) {
+	var res ReadResult
+	fail := func(code, format string, args ...any) (ReadResult, error) {
+		res.ErrorCode, res.Error = code, fmt.Sprintf(format, args...)
+		return res, nil
+	}
+	p, err := l.paths.path(req.Cwd, req.Path)
+	if err != nil {
+		return fail(CodeIOError, "path: %v", err)
+	}
+	res.Info.Path = p
+	if err := l.paths.check(p); err != nil {
+		return fail(CodePathNotAllowed, "%v", err)
+	}
+	f, err := os.Open(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fail(CodeNotFound, "%s does not exist", p)
+	case err != nil:
+		return fail(CodeIOError, "open %s: %v", p, pathErrText(err))
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fail(CodeIOError, "stat %s: %v", p, pathErrText(err))
+	}
+	res.Info = infoOf(p, st)
+	switch {
+	case st.IsDir():
+		return fail(CodeIsDirectory, "%s is a directory", p)
+	case !st.Mode().IsRegular():
+		return fail(CodeNotRegular, "%s is not a regular file (%s)", p, st.Mode().Type())
+	case st.Size() > l.cfg.ReadCap:
+		return fail(CodeTooLarge, "%s is %d bytes, over the read cap of %d bytes", p, st.Size(), l.cfg.ReadCap)
+	}
+	// Read one byte past the cap: the file may have grown since Stat.
+	content, err := io.ReadAll(io.LimitReader(f, l.cfg.ReadCap+1))
+	if err != nil {
+		return fail(CodeIOError, "read %s: %v", p, pathErrText(err))
+	}
+	if int64(len(content)) > l.cfg.ReadCap {
+		return fail(CodeTooLarge, "%s grew past the read cap of %d bytes while being read", p, l.cfg.ReadCap)
+	}
+	res.Info.Size = int64(len(content))
+	if req.Encoding != EncodingBase64 && !utf8.Valid(content) {
+		return fail(CodeNotUTF8, "%s is not valid UTF-8 text; read it with \"encoding\":\"base64\"", p)
+	}
+	res.OK, res.Content = true, content
+	return res, nil
+}
+
+// WriteFile replaces Path atomically: a temporary file in the same folder is
+// written, fsynced, given the old file's mode (and owner, when allowed) and
+// renamed over the target; then the folder is fsynced. A reader sees the old
+// content or the new one, never a mix. With Overwrite false the temporary
+// file is hard-linked into place instead, which fails if the target appeared
+// in the meantime, so "do not overwrite" holds even under a race.
+func (l *Local) WriteFile(ctx context.Context, req WriteRequest) (WriteResult, error) {
+	var res WriteResult
+	fail := func(code, format string, args ...any) (WriteResult, error) {
+		res.ErrorCode, res.Error = code, fmt.Sprintf(format, args...)
+		return res, nil
+	}
+	if int64(len(req.Content)) > l.cfg.WriteCap {
+		return fail(CodeTooLarge, "content is %d bytes, over the write cap of %d bytes", len(req.Content), l.cfg.WriteCap)
+	}
+	p, err := l.paths.path(req.Cwd, req.Path)
+	if err != nil {
+		return fail(CodeIOError, "path: %v", err)
+	}
+	res.Info.Path = p
+	if err := l.paths.check(p); err != nil {
+		return fail(CodePathNotAllowed, "%v", err)
+	}
+	// Write through a symlink to its target instead of replacing the link.
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		p = real
+	}
+	dir := filepath.Dir(p)
+	switch st, err := os.Stat(dir); {
+	case errors.Is(err, fs.ErrNotExist):
+		if !req.CreateParents {
+			return fail(CodeParentNotFound, "folder %s does not exist; pass \"createParents\":true to create it", dir)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fail(CodeIOError, "create folder %s: %v", dir, pathErrText(err))
+		}
+	case err != nil:
+		return fail(CodeIOError, "stat %s: %v", dir, pathErrText(err))
+	case !st.IsDir():
+		return fail(CodeParentNotDirectory, "%s is not a folder", dir)
+	}
+
+	mode := fs.FileMode(0o644)
+	uid, gid := -1, -1
+	old, err := os.Stat(p)
+	switch {
+	case err == nil && old.IsDir():
+		return fail(CodeIsDirectory, "%s is a directory", p)
+	case err == nil && !old.Mode().IsRegular():
+		return fail(CodeNotRegular, "%s is not a regular file (%s)", p, old.Mode().Type())
+	case err == nil && !req.Overwrite:
+		return fail(CodeExists, "%s exists and overwrite is false; the file was not touched", p)
+	case err == nil:
+		mode = old.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+		if sys, ok := old.Sys().(*syscall.Stat_t); ok {
+			uid, gid = int(sys.Uid), int(sys.Gid)
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return fail(CodeIOError, "stat %s: %v", p, pathErrText(err))
+	}
+	res.Created = old == nil
+
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(p)+".svcd-*.tmp")
+	if err != nil {
+		return fail(CodeIOError, "create temporary file in %s: %v", dir, pathErrText(err))
+	}
+	tmpName := tmp.Name()
+	committed := false
+	defer func() {
+		if !committed {
+			os.Remove(tmpName)
+		}
+	}()
+	if err := writeAndSync(tmp, req.Content, mode, uid, gid); err != nil {
+		return fail(CodeIOError, "write %s: %v", tmpName, pathErrText(err))
+	}
+	if req.Overwrite {
+		err = os.Rename(tmpName, p)
+	} else {
+		err = os.Link(tmpName, p)
+		if errors.Is(err, fs.ErrExist) {
+			return fail(CodeExists, "%s appeared while writing and overwrite is false; the file was not touched", p)
+		}
+		if err == nil {
+			os.Remove(tmpName)
+		}
+	}
+	if err != nil {
+		return fail(CodeIOError, "replace %s: %v", p, pathErrText(err))
+	}
+	committed = true
+	syncDir(dir)
+	if st, err := os.Stat(p); err == nil {
+		res.Info = infoOf(p, st)
+	}
+	res.OK = true
+	return res, nil
+}
+
+func writeAndSync(f *os.File, content []byte, mode fs.FileMode, uid, gid int) error {
+	_, err := f.Write(content)
+	if err == nil && (uid >= 0 || gid >= 0) && os.Geteuid() == 0 {
+		err = f.Chown(uid, gid)
+	}
+	if err == nil {
+		// Chmod after Chown: chown clears setuid/setgid bits.
+		err = f.Chmod(mode)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// syncDir makes the rename durable. Failure is not reported: the content is
+// in place either way, only its survival of a power cut is weaker.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}
+
+func infoOf(p string, st fs.FileInfo) FileInfo {
+	return FileInfo{Path: p, Size: st.Size(), Mode: uint32(st.Mode()), ModTime: st.ModTime().UTC()}
+}
+
+// pathErrText drops the repeated path from *fs.PathError messages.
+func pathErrText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,88 @@
+package hostops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	pb "github.com/svcd/svcd/shared/proto"
+)
+
+// GRPCClient is the supervisor's half: HostOps over gRPC.
+type GRPCClient struct {
+	client pb.HostOpsClient
+}
+
+var _ HostOps = (*GRPCClient)(nil)
+
+// Exec streams the call; started fires on the worker's Started event so the
+// caller knows which process group to kill should the worker die mid-call.
+func (c *GRPCClient) Exec(ctx context.Context, req ExecRequest, started func(pid int)) (ExecResult, error) {
+	stream, err := c.client.Exec(ctx, &pb.ExecRequest{Command: req.Command, Cwd: req.Cwd, TimeoutMs: req.Timeout.Milliseconds()})
+	if err != nil {
+		return ExecResult{}, err
+	}
+	for {
+		ev, err := stream.Recv()
+		if err != nil {
+			return ExecResult{}, err
+		}
+		switch e := ev.Event.(type) {
+		case *pb.ExecEvent_Started:
+			if started != nil {
+				started(int(e.Started.Pid))
+			}
+		case *pb.ExecEvent_Result:
+			return execResultFromPB(e.Result), nil
+		default:
+			return ExecResult{}, errors.New("hostops: empty exec event")
+		}
+	}
+}
+
+func (c *GRPCClient) ReadFile(ctx context.Context, req ReadRequest) (ReadResult, error) {
+	resp, err := c.client.ReadFile(ctx, &pb.ReadFileRequest{Path: req.Path, Cwd: req.Cwd, Encoding: req.Encoding})
+	if err != nil {
+		return ReadResult{}, err
+	}
+	return ReadResult{OK: resp.Ok, Error: resp.Error, ErrorCode: resp.ErrorCode, Info: fileInfoFromPB(resp.Info), Content: resp.Content}, nil
+}
+
+func (c *GRPCClient) WriteFile(ctx context.Context, req WriteRequest) (WriteResult, error) {
+	resp, err := c.client.WriteFile(ctx, &pb.WriteFileRequest{Path: req.Path, Cwd: req.Cwd, Content: req.Content, Overwrite: req.Overwrite, CreateParents: req.CreateParents})
+	if err != nil {
+		return WriteResult{}, err
+	}
+	return WriteResult{OK: resp.Ok, Error: resp.Error, ErrorCode: resp.ErrorCode, Info: fileInfoFromPB(resp.Info), Created: resp.Created}, nil
+}
+
+func execResultFromPB(r *pb.ExecResult) ExecResult {
+	if r == nil {
+		return ExecResult{ExitCode: -1, Error: "hostops: empty result", ErrorCode: CodeIOError}
+	}
+	return ExecResult{
+		OK: r.Ok, Stdout: r.Stdout, Stderr: r.Stderr,
+		StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated,
+		ExitCode: int(r.ExitCode), Signal: r.Signal,
+		StartedAt: fromNano(r.StartedUnixNano), FinishedAt: fromNano(r.FinishedUnixNano),
+		TimedOut: r.TimedOut, Error: r.Error, ErrorCode: r.ErrorCode, Pid: int(r.Pid),
+	}
+}
+
+func fileInfoFromPB(fi *pb.FileInfo) FileInfo {
+	if fi == nil {
+		return FileInfo{}
+	}
+	return FileInfo{Path: fi.Path, Size: fi.Size, Mode: fi.Mode, ModTime: fromNano(fi.ModUnixNano)}
+}
+
+func fromNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// String keeps a %v of the client from printing the connection.
+func (c *GRPCClient) String() string { return fmt.Sprintf("hostops.GRPCClient(%p)", c) }

@@ -1,0 +1,63 @@
+package hostops
+
+import (
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/svcd/svcd/workers/pluginkit"
+)
+
+// Local is the real HostOps, running in the worker process.
+type Local struct {
+	cfg     Config
+	log     hclog.Logger
+	paths   *resolver
+	spawner *pluginkit.Spawner
+	groups  *groups
+	env     []string
+}
+
+var _ HostOps = (*Local)(nil)
+
+// NewLocal builds the implementation. environ is the worker's environment
+// (os.Environ()); the children's one is derived from it once, here.
+func NewLocal(cfg Config, log hclog.Logger, spawner *pluginkit.Spawner, environ []string) (*Local, error) {
+	paths, err := newResolver(cfg.AllowedRoots)
+	if err != nil {
+		return nil, err
+	}
+	return &Local{cfg: cfg, log: log, paths: paths, spawner: spawner, groups: newGroups(), env: childEnv(environ, cfg.EnvAllow)}, nil
+}
+
+// KillAll kills the process group of every running command.
+func (l *Local) KillAll() int { return l.groups.killAll() }
+
+// childEnv is the environment of exec children. Internal variables (the
+// plugin handshake, the client certificate, worker config) and the shared
+// token never pass. With an allow-list only the listed names pass.
+func childEnv(environ, allow []string) []string {
+	allowed := map[string]bool{}
+	for _, n := range allow {
+		allowed[n] = true
+	}
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if internalEnv(name) {
+			continue
+		}
+		if len(allowed) > 0 && !allowed[name] {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func internalEnv(name string) bool {
+	return name == "SVC_SHARED_TOKEN" ||
+		name == pluginkit.Handshake().MagicCookieKey ||
+		strings.HasPrefix(name, "PLUGIN_") ||
+		strings.HasPrefix(name, "SVCD_")
+}

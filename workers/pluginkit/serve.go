@@ -1,0 +1,54 @@
+package pluginkit
+
+import (
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+)
+
+// MessageOverhead is added to a payload cap to size gRPC message limits:
+// room for the other fields of a message around its largest bytes field.
+const MessageOverhead = 1 << 20
+
+// Serve runs the worker's gRPC plugin server until the supervisor closes it.
+// maxMsg raises gRPC's 4 MB default on both directions so a payload at the
+// configured cap fits. Nothing may be written to stdout before this call:
+// go-plugin's handshake line is the first thing the supervisor reads there.
+func Serve(name string, p plugin.Plugin, maxMsg int, log hclog.Logger) {
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: Handshake(),
+		Plugins:         plugin.PluginSet{name: p},
+		Logger:          log,
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			opts = append(opts, grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg))
+			return grpc.NewServer(opts...)
+		},
+	})
+}
+
+// ClientOptions are the settings of one worker's go-plugin client.
+type ClientOptions struct {
+	Name   string
+	Plugin plugin.Plugin
+	MaxMsg int
+	Logger hclog.Logger
+}
+
+// ClientConfig builds the go-plugin client configuration for a worker: gRPC
+// only (go-plugin's default would be net/rpc only), AutoMTLS, raised message
+// limits. The caller supplies the command (with its SysProcAttr and Env).
+func ClientConfig(o ClientOptions) *plugin.ClientConfig {
+	return &plugin.ClientConfig{
+		HandshakeConfig:  Handshake(),
+		Plugins:          plugin.PluginSet{o.Name: o.Plugin},
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		Logger:           o.Logger,
+		// The command's environment is built by the caller on purpose (the
+		// shared token must not reach workers or their children).
+		SkipHostEnv: true,
+		GRPCDialOptions: []grpc.DialOption{
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(o.MaxMsg), grpc.MaxCallSendMsgSize(o.MaxMsg)),
+		},
+	}
+}
