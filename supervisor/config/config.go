@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -19,21 +20,40 @@ import (
 // Config is the whole supervisor configuration. The hcl tags are the names in
 // a -config file; Env gives the SVC_* variables and Flags the command line.
 type Config struct {
-	Listen        string   `hcl:"listen,optional"`
-	DataDir       string   `hcl:"data_dir,optional"`
-	NodeID        string   `hcl:"node_id,optional"`
-	RaftAddr      string   `hcl:"raft_addr,optional"`
-	Bootstrap     bool     `hcl:"bootstrap,optional"`
-	SharedToken   string   `hcl:"shared_token,optional"`
-	AllowedHosts  []string `hcl:"allowed_hosts,optional"`
-	MaxBodyBytes  int64    `hcl:"max_body_bytes,optional"`
-	ShutdownMs    int      `hcl:"shutdown_timeout_ms,optional"`
-	LogLevel      string   `hcl:"log_level,optional"`
-	LogJSON       bool     `hcl:"log_json,optional"`
-	StatusListen  string   `hcl:"status_listen,optional"`
-	StatusDaemon  string   `hcl:"status_daemon_url,optional"`
-	ConfigFile    string   // where the file layer came from, if any
-	TokenFromFile string   // set by the supervisor when it generated or read the token file
+	Listen       string   `hcl:"listen,optional"`
+	DataDir      string   `hcl:"data_dir,optional"`
+	NodeID       string   `hcl:"node_id,optional"`
+	RaftAddr     string   `hcl:"raft_addr,optional"`
+	Bootstrap    bool     `hcl:"bootstrap,optional"`
+	SharedToken  string   `hcl:"shared_token,optional"`
+	AllowedHosts []string `hcl:"allowed_hosts,optional"`
+	MaxBodyBytes int64    `hcl:"max_body_bytes,optional"`
+	ShutdownMs   int      `hcl:"shutdown_timeout_ms,optional"`
+	LogLevel     string   `hcl:"log_level,optional"`
+	LogJSON      bool     `hcl:"log_json,optional"`
+	StatusListen string   `hcl:"status_listen,optional"`
+	StatusDaemon string   `hcl:"status_daemon_url,optional"`
+
+	// Host operations (the hostops worker). See docs/hostops.md.
+	ExecTimeoutMaxMs int64    `hcl:"exec_timeout_max_ms,optional"`   // largest timeoutMs accepted
+	ExecOutputCap    int      `hcl:"exec_output_cap_bytes,optional"` // per stream; more is cut and flagged
+	FilesReadCap     int64    `hcl:"files_read_cap_bytes,optional"`
+	FilesWriteCap    int64    `hcl:"files_write_cap_bytes,optional"`
+	HostopsRoots     []string `hcl:"hostops_allowed_roots,optional"` // empty: no restriction
+	ExecRunAsUID     int      `hcl:"exec_run_as_uid,optional"`       // -1: the daemon's
+	ExecRunAsGID     int      `hcl:"exec_run_as_gid,optional"`       // -1: the daemon's
+	ExecEnvAllow     []string `hcl:"exec_env_allow,optional"`        // empty: the daemon's env minus internals
+	ExecRlimits      string   `hcl:"exec_rlimits,optional"`          // "cpu=10,as=1073741824,nofile=256"
+
+	// Worker manager (all workers).
+	WorkerCrashLoopCount    int    `hcl:"worker_crash_loop_count,optional"`
+	WorkerCrashLoopWindowMs int    `hcl:"worker_crash_loop_window_ms,optional"`
+	WorkerBackoffBaseMs     int    `hcl:"worker_backoff_base_ms,optional"`
+	WorkerBackoffMaxMs      int    `hcl:"worker_backoff_max_ms,optional"`
+	WorkerDrainTimeoutMs    int    `hcl:"worker_drain_timeout_ms,optional"`
+	WorkerHealthIntervalMs  int    `hcl:"worker_health_interval_ms,optional"`
+	ConfigFile              string // where the file layer came from, if any
+	TokenFromFile           string // set by the supervisor when it generated or read the token file
 }
 
 // Defaults is the embedded default: a single node on loopback with data in ./data.
@@ -48,6 +68,20 @@ func Defaults() Config {
 		LogLevel:     "info",
 		StatusListen: "127.0.0.1:4318",
 		StatusDaemon: "http://127.0.0.1:4317",
+
+		ExecTimeoutMaxMs: 600_000,
+		ExecOutputCap:    1 << 20,
+		FilesReadCap:     10 << 20,
+		FilesWriteCap:    10 << 20,
+		ExecRunAsUID:     -1,
+		ExecRunAsGID:     -1,
+
+		WorkerCrashLoopCount:    5,
+		WorkerCrashLoopWindowMs: 60_000,
+		WorkerBackoffBaseMs:     50,
+		WorkerBackoffMaxMs:      30_000,
+		WorkerDrainTimeoutMs:    30_000,
+		WorkerHealthIntervalMs:  2_000,
 	}
 }
 
@@ -116,6 +150,25 @@ func (c Config) Validate() error {
 	if c.ShutdownMs <= 0 {
 		errs = append(errs, fmt.Errorf("shutdown_timeout_ms must be positive, got %d", c.ShutdownMs))
 	}
+	positive := map[string]int64{
+		"exec_timeout_max_ms": c.ExecTimeoutMaxMs, "exec_output_cap_bytes": int64(c.ExecOutputCap),
+		"files_read_cap_bytes": c.FilesReadCap, "files_write_cap_bytes": c.FilesWriteCap,
+		"worker_crash_loop_count": int64(c.WorkerCrashLoopCount), "worker_crash_loop_window_ms": int64(c.WorkerCrashLoopWindowMs),
+		"worker_backoff_base_ms": int64(c.WorkerBackoffBaseMs), "worker_backoff_max_ms": int64(c.WorkerBackoffMaxMs),
+		"worker_drain_timeout_ms": int64(c.WorkerDrainTimeoutMs), "worker_health_interval_ms": int64(c.WorkerHealthIntervalMs),
+	}
+	for _, name := range sortedKeys(positive) {
+		if positive[name] <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %d", name, positive[name]))
+		}
+	}
+	const maxCap = 1 << 30 // gRPC messages carry whole payloads; keep them sane
+	if c.FilesReadCap > maxCap || c.FilesWriteCap > maxCap || c.ExecOutputCap > maxCap {
+		errs = append(errs, fmt.Errorf("files_read_cap_bytes, files_write_cap_bytes and exec_output_cap_bytes must be at most %d", maxCap))
+	}
+	if c.ExecRunAsUID < -1 || c.ExecRunAsGID < -1 {
+		errs = append(errs, errors.New("exec_run_as_uid and exec_run_as_gid must be -1 (unchanged) or a numeric id"))
+	}
 	switch strings.ToLower(c.LogLevel) {
 	case "trace", "debug", "info", "warn", "error":
 	default:
@@ -128,6 +181,15 @@ func (c Config) Validate() error {
 type envVar struct {
 	name string
 	set  func(c *Config, v string) error
+}
+
+func sortedKeys(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func envVars() []envVar {
@@ -155,6 +217,21 @@ func envVars() []envVar {
 		{"SVC_LOG_JSON", boolean(func(c *Config) *bool { return &c.LogJSON })},
 		{"SVC_STATUS_LISTEN", str(func(c *Config) *string { return &c.StatusListen })},
 		{"SVC_STATUS_DAEMON_URL", str(func(c *Config) *string { return &c.StatusDaemon })},
+		{"SVC_EXEC_TIMEOUT_MAX_MS", func(c *Config, v string) (err error) { c.ExecTimeoutMaxMs, err = strconv.ParseInt(v, 10, 64); return }},
+		{"SVC_EXEC_OUTPUT_CAP_BYTES", func(c *Config, v string) (err error) { c.ExecOutputCap, err = strconv.Atoi(v); return }},
+		{"SVC_FILES_READ_CAP_BYTES", func(c *Config, v string) (err error) { c.FilesReadCap, err = strconv.ParseInt(v, 10, 64); return }},
+		{"SVC_FILES_WRITE_CAP_BYTES", func(c *Config, v string) (err error) { c.FilesWriteCap, err = strconv.ParseInt(v, 10, 64); return }},
+		{"SVC_HOSTOPS_ALLOWED_ROOTS", func(c *Config, v string) error { c.HostopsRoots = splitList(v); return nil }},
+		{"SVC_EXEC_RUN_AS_UID", func(c *Config, v string) (err error) { c.ExecRunAsUID, err = strconv.Atoi(v); return }},
+		{"SVC_EXEC_RUN_AS_GID", func(c *Config, v string) (err error) { c.ExecRunAsGID, err = strconv.Atoi(v); return }},
+		{"SVC_EXEC_ENV_ALLOW", func(c *Config, v string) error { c.ExecEnvAllow = splitList(v); return nil }},
+		{"SVC_EXEC_RLIMITS", str(func(c *Config) *string { return &c.ExecRlimits })},
+		{"SVC_WORKER_CRASH_LOOP_COUNT", func(c *Config, v string) (err error) { c.WorkerCrashLoopCount, err = strconv.Atoi(v); return }},
+		{"SVC_WORKER_CRASH_LOOP_WINDOW_MS", func(c *Config, v string) (err error) { c.WorkerCrashLoopWindowMs, err = strconv.Atoi(v); return }},
+		{"SVC_WORKER_BACKOFF_BASE_MS", func(c *Config, v string) (err error) { c.WorkerBackoffBaseMs, err = strconv.Atoi(v); return }},
+		{"SVC_WORKER_BACKOFF_MAX_MS", func(c *Config, v string) (err error) { c.WorkerBackoffMaxMs, err = strconv.Atoi(v); return }},
+		{"SVC_WORKER_DRAIN_TIMEOUT_MS", func(c *Config, v string) (err error) { c.WorkerDrainTimeoutMs, err = strconv.Atoi(v); return }},
+		{"SVC_WORKER_HEALTH_INTERVAL_MS", func(c *Config, v string) (err error) { c.WorkerHealthIntervalMs, err = strconv.Atoi(v); return }},
 	}
 }
 
@@ -187,6 +264,15 @@ func bindFlags(fs *flag.FlagSet) map[string]func(*Config) {
 	logJSON := fs.Bool("log-json", false, "log as JSON lines")
 	statusListen := fs.String("status-listen", d.StatusListen, "status wrapper listen address")
 	statusDaemon := fs.String("daemon-url", d.StatusDaemon, "daemon base URL the status wrapper reads")
+	execMax := fs.Int64("exec-timeout-max-ms", d.ExecTimeoutMaxMs, "largest timeoutMs POST /v1/exec accepts")
+	outCap := fs.Int("exec-output-cap-bytes", d.ExecOutputCap, "exec stdout/stderr cap per stream")
+	readCap := fs.Int64("files-read-cap-bytes", d.FilesReadCap, "largest file POST /v1/files/read returns")
+	writeCap := fs.Int64("files-write-cap-bytes", d.FilesWriteCap, "largest content POST /v1/files/write accepts")
+	roots := fs.String("hostops-allowed-roots", "", "comma separated folders host operations are confined to (empty: anywhere)")
+	runUID := fs.Int("exec-run-as-uid", d.ExecRunAsUID, "run exec commands as this uid (-1: the daemon's)")
+	runGID := fs.Int("exec-run-as-gid", d.ExecRunAsGID, "run exec commands as this gid (-1: the daemon's)")
+	envAllow := fs.String("exec-env-allow", "", "comma separated environment variables exec commands see (empty: all but internals)")
+	rlimits := fs.String("exec-rlimits", "", "resource limits of exec commands, e.g. cpu=10,as=1073741824,nofile=256")
 	return map[string]func(*Config){
 		"listen":         func(c *Config) { c.Listen = *listen },
 		"data-dir":       func(c *Config) { c.DataDir = *dataDir },
@@ -199,6 +285,16 @@ func bindFlags(fs *flag.FlagSet) map[string]func(*Config) {
 		"log-json":       func(c *Config) { c.LogJSON = *logJSON },
 		"status-listen":  func(c *Config) { c.StatusListen = *statusListen },
 		"daemon-url":     func(c *Config) { c.StatusDaemon = *statusDaemon },
+
+		"exec-timeout-max-ms":   func(c *Config) { c.ExecTimeoutMaxMs = *execMax },
+		"exec-output-cap-bytes": func(c *Config) { c.ExecOutputCap = *outCap },
+		"files-read-cap-bytes":  func(c *Config) { c.FilesReadCap = *readCap },
+		"files-write-cap-bytes": func(c *Config) { c.FilesWriteCap = *writeCap },
+		"hostops-allowed-roots": func(c *Config) { c.HostopsRoots = splitList(*roots) },
+		"exec-run-as-uid":       func(c *Config) { c.ExecRunAsUID = *runUID },
+		"exec-run-as-gid":       func(c *Config) { c.ExecRunAsGID = *runGID },
+		"exec-env-allow":        func(c *Config) { c.ExecEnvAllow = splitList(*envAllow) },
+		"exec-rlimits":          func(c *Config) { c.ExecRlimits = *rlimits },
 	}
 }
 
