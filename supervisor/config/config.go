@@ -45,13 +45,41 @@ type Config struct {
 	ExecEnvAllow     []string `hcl:"exec_env_allow,optional"`        // empty: the daemon's env minus internals
 	ExecRlimits      string   `hcl:"exec_rlimits,optional"`          // "cpu=10,as=1073741824,nofile=256"
 
-	// Worker manager (all workers).
+	// Worker manager (all workers). WorkerExecutable is the binary re-executed
+	// as `svcd worker NAME`; svcd serve sets it to itself. Empty runs no
+	// workers (in-process tests), and host operations then answer 503.
+	WorkerExecutable        string `hcl:"worker_executable,optional"`
 	WorkerCrashLoopCount    int    `hcl:"worker_crash_loop_count,optional"`
 	WorkerCrashLoopWindowMs int    `hcl:"worker_crash_loop_window_ms,optional"`
 	WorkerBackoffBaseMs     int    `hcl:"worker_backoff_base_ms,optional"`
 	WorkerBackoffMaxMs      int    `hcl:"worker_backoff_max_ms,optional"`
 	WorkerDrainTimeoutMs    int    `hcl:"worker_drain_timeout_ms,optional"`
 	WorkerHealthIntervalMs  int    `hcl:"worker_health_interval_ms,optional"`
+
+	// Browser bridge and relay (see browser.go and docs/bridge-protocol.md).
+	// Zero durations and counts mean the built-in defaults.
+	BrowserPairingToken     string   `hcl:"browser_pairing_token,optional"` // empty: the shared token
+	BrowserExtensionIDs     []string `hcl:"browser_extension_ids,optional"` // allowed chrome-extension://<id> origins
+	BrowserAllowedOrigins   []string `hcl:"browser_allowed_origins,optional"`
+	BrowserAllowedPeers     []string `hcl:"browser_allowed_peers,optional"` // IPs or CIDRs inside 100.64.0.0/10
+	BrowserKeepaliveMs      int64    `hcl:"browser_keepalive_ms,optional"`
+	BrowserStaleAfterMs     int64    `hcl:"browser_stale_after_ms,optional"`
+	BrowserLostAfterMs      int64    `hcl:"browser_lost_after_ms,optional"`
+	BrowserSweepIntervalMs  int64    `hcl:"browser_sweep_interval_ms,optional"`
+	BrowserActionTimeoutMs  int64    `hcl:"browser_action_timeout_ms,optional"`
+	BrowserRequestTimeoutMs int64    `hcl:"browser_request_timeout_ms,optional"`
+	BrowserMaxMessageBytes  int64    `hcl:"browser_max_message_bytes,optional"`
+	RelayWindowMs           int64    `hcl:"relay_window_ms,optional"`
+	RelayWindowMax          int64    `hcl:"relay_window_max,optional"`
+	RelayMaxInFlight        int64    `hcl:"relay_max_in_flight,optional"`
+	RelayMaxWaitMs          int64    `hcl:"relay_max_wait_ms,optional"`
+	RelayBackoffBaseMs      int64    `hcl:"relay_backoff_base_ms,optional"`
+	RelayBackoffMaxMs       int64    `hcl:"relay_backoff_max_ms,optional"`
+	RelayBreakerFailures    int64    `hcl:"relay_breaker_failures,optional"`
+	RelayBreakerOpenMs      int64    `hcl:"relay_breaker_open_ms,optional"`
+	RelayFlushIntervalMs    int64    `hcl:"relay_flush_interval_ms,optional"`
+	RelayInProcess          bool     `hcl:"relay_in_process,optional"` // run the relay engine inside the supervisor instead of the worker
+
 	ConfigFile              string // where the file layer came from, if any
 	TokenFromFile           string // set by the supervisor when it generated or read the token file
 }
@@ -169,6 +197,7 @@ func (c Config) Validate() error {
 	if c.ExecRunAsUID < -1 || c.ExecRunAsGID < -1 {
 		errs = append(errs, errors.New("exec_run_as_uid and exec_run_as_gid must be -1 (unchanged) or a numeric id"))
 	}
+	errs = append(errs, c.validateBrowser()...)
 	switch strings.ToLower(c.LogLevel) {
 	case "trace", "debug", "info", "warn", "error":
 	default:
@@ -203,7 +232,7 @@ func envVars() []envVar {
 			return err
 		}
 	}
-	return []envVar{
+	return append([]envVar{
 		{"SVC_LISTEN", str(func(c *Config) *string { return &c.Listen })},
 		{"SVC_DATA_DIR", str(func(c *Config) *string { return &c.DataDir })},
 		{"SVC_NODE_ID", str(func(c *Config) *string { return &c.NodeID })},
@@ -232,7 +261,7 @@ func envVars() []envVar {
 		{"SVC_WORKER_BACKOFF_MAX_MS", func(c *Config, v string) (err error) { c.WorkerBackoffMaxMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_DRAIN_TIMEOUT_MS", func(c *Config, v string) (err error) { c.WorkerDrainTimeoutMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_HEALTH_INTERVAL_MS", func(c *Config, v string) (err error) { c.WorkerHealthIntervalMs, err = strconv.Atoi(v); return }},
-	}
+	}, browserEnvVars()...)
 }
 
 func applyEnv(c *Config, getenv func(string) string) error {
