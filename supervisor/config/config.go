@@ -80,8 +80,8 @@ type Config struct {
 	RelayFlushIntervalMs    int64    `hcl:"relay_flush_interval_ms,optional"`
 	RelayInProcess          bool     `hcl:"relay_in_process,optional"` // run the relay engine inside the supervisor instead of the worker
 
-	ConfigFile              string // where the file layer came from, if any
-	TokenFromFile           string // set by the supervisor when it generated or read the token file
+	ConfigFile    string // where the file layer came from, if any
+	TokenFromFile string // set by the supervisor when it generated or read the token file
 }
 
 // Defaults is the embedded default: a single node on loopback with data in ./data.
