@@ -36,6 +36,7 @@ type Route struct {
 	Handle  HandlerFn // returns an error to have it rendered as the JSON error body
 	Raw     bool      // Handle writes the whole response itself (HTML, text, streams, WebSocket)
 	NoLimit bool      // no body cap (WebSocket upgrades, streams)
+	MaxBody int64     // body cap for this route when above zero (default: max_body_bytes)
 }
 
 // Field documents one request field or query parameter.
@@ -59,6 +60,8 @@ func (s *Server) routeTable() []Route {
 		s.discoveryRoutes(),
 		s.systemRoutes(),
 		s.statusRoutes(),
+		s.hostopsRoutes(),
+		s.workerRoutes(),
 	} {
 		all = append(all, area...)
 	}

@@ -66,6 +66,10 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	if role.LeaderID == "" {
 		health = "degraded"
 	}
+	failed := s.failedWorkers()
+	if len(failed) > 0 {
+		health = "degraded"
+	}
 	api.WriteOK(w, map[string]any{
 		"status":     health,
 		"version":    version.Get().Version,
@@ -74,6 +78,9 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 		"raft":       role,
 		"uptime_ms":  time.Since(s.started).Milliseconds(),
 		"started_at": s.started,
+		"workers":    s.workerStatus(),
+		// failed_workers names workers given up after a crash loop.
+		"failed_workers": failed,
 	})
 	return nil
 }
@@ -99,7 +106,8 @@ func (s *Server) handleRuntime(w http.ResponseWriter, r *http.Request) error {
 			"max_body_bytes": s.cfg.MaxBodyBytes,
 			"token_source":   s.tokenSource(),
 		},
-		"raft": s.node.Role(),
+		"raft":    s.node.Role(),
+		"workers": s.workerList(),
 	})
 	return nil
 }

@@ -28,5 +28,5 @@ func (s *Server) statusRoutes() []Route {
 // the status wrapper uses on what it fetches.
 func (s *Server) statusSnapshot() status.Snapshot {
 	st := s.SystemState()
-	return status.Assemble(status.Input{System: &st, Source: "local", Now: time.Now()})
+	return status.Assemble(status.Input{System: &st, Source: "local", Workers: s.workerStatus(), Now: time.Now()})
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/supervisor/config"
+	"github.com/svcd/svcd/supervisor/workermgr"
 )
 
 // Server is one running supervisor.
@@ -32,6 +33,7 @@ type Server struct {
 	router       *mux.Router
 	handler      http.Handler
 	metrics      *metrics
+	workers      *workermgr.Manager // worker processes (hostops …) over go-plugin
 	started      time.Time
 	// closers stop the parts New started (workers, bridge hub …), in reverse
 	// order, before raft shuts down.
@@ -87,6 +89,12 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 				return nil, fmt.Errorf("apply raft log: %w", err)
 			}
 		}
+	}
+	// Workers start once raft is ready; their shutdown is a closer, so it
+	// runs before raft stops.
+	if err := s.startWorkers(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("start workers: %w", err)
 	}
 	s.metrics = newMetrics(s)
 	s.routes = s.routeTable()
@@ -180,7 +188,11 @@ func (s *Server) wrap(rt Route) http.Handler {
 			}
 		}
 		if !rt.NoLimit {
-			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+			limit := s.cfg.MaxBodyBytes
+			if rt.MaxBody > 0 {
+				limit = rt.MaxBody
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
 		if err := rt.Handle(w, r); err != nil {
 			api.WriteError(w, err)

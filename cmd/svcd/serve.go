@@ -17,6 +17,14 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	log := logging.New("svcd", cfg.LogLevel, cfg.LogJSON)
+	if cfg.WorkerExecutable == "" {
+		// Workers are this binary re-executed as `svcd worker NAME`.
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("find own executable for workers: %w", err)
+		}
+		cfg.WorkerExecutable = exe
+	}
 	srv, err := supervisor.New(ctx, cfg, log)
 	if err != nil {
 		return err

@@ -35,6 +35,7 @@ var (
 	ErrFailed        = errors.New("worker is failed (crash loop); restart it with POST /v1/workers/restart")
 	ErrUnavailable   = errors.New("worker is not available")
 	ErrClosed        = errors.New("worker manager is closed")
+	ErrNoWorkers     = errors.New("this process runs no workers")
 )
 
 // Spec describes one worker.
@@ -224,6 +225,9 @@ func (m *Manager) Restart(ctx context.Context, name string) (Info, error) {
 // bounded by ctx and StartTimeout, while the worker is (re)starting. Call
 // Release when the call is over: a rolling restart waits for it.
 func (m *Manager) Lease(ctx context.Context, name string) (*Lease, error) {
+	if m == nil {
+		return nil, ErrNoWorkers
+	}
 	s, ok := m.slots[name]
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownWorker, name)

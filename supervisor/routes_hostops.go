@@ -1,0 +1,359 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/supervisor/workermgr"
+	"github.com/svcd/svcd/workers/hostops"
+)
+
+// DefaultExecTimeoutMs is SPEC.md's timeoutMs default.
+const DefaultExecTimeoutMs = 30000
+
+// hostopsRoutes are SPEC.md's host operations. Auth is checked in wrap,
+// before the body is read and before the worker is asked for anything.
+func (s *Server) hostopsRoutes() []Route {
+	h := func(path, name, kind, summary string, body []Field, fn HandlerFn) Route {
+		return Route{Method: http.MethodPost, Path: path, Name: name, Area: "hostops", Scope: ScopeControl, Kind: kind, Auth: true, Summary: summary, Body: body, Handle: fn}
+	}
+	write := h("/v1/files/write", "hostops.files.write", KindWrite,
+		"Write a file atomically (temporary file, fsync, rename; an existing file keeps its mode). Outcome in data.ok.",
+		[]Field{
+			{Name: "path", Type: "string", Required: true, Note: "absolute, or relative to cwd"},
+			{Name: "cwd", Type: "string", Note: "default: the daemon's working directory"},
+			{Name: "content", Type: "string", Required: true, Note: fmt.Sprintf("at most %d bytes after decoding", s.cfg.FilesWriteCap)},
+			{Name: "overwrite", Type: "boolean", Default: true, Note: "false: an existing file is left untouched and data.ok is false"},
+			{Name: "createParents", Type: "boolean", Default: false, Note: "create missing folders"},
+			{Name: "encoding", Type: "string", Default: hostops.EncodingUTF8, Note: "utf8 or base64 (content is base64 text)"},
+		}, s.handleFilesWrite)
+	write.MaxBody = s.filesWriteBodyCap()
+	return []Route{
+		h("/v1/exec", "hostops.exec", KindWrite,
+			"Run a shell command (/bin/sh -c) in its own process group, stdin closed; data.result carries stdout, stderr, exitCode, signal, durationMs, startedAt, finishedAt, timedOut on every outcome.",
+			[]Field{
+				{Name: "command", Type: "string", Required: true},
+				{Name: "cwd", Type: "string", Note: "default: the daemon's working directory"},
+				{Name: "timeoutMs", Type: "integer", Default: DefaultExecTimeoutMs, Note: fmt.Sprintf("1 to %d; the whole process group is killed on timeout", s.cfg.ExecTimeoutMaxMs)},
+			}, s.handleExec),
+		h("/v1/files/read", "hostops.files.read", KindRead,
+			"Read a file: content plus metadata (path, size, mode, modTime, encoding). Outcome in data.ok.",
+			[]Field{
+				{Name: "path", Type: "string", Required: true, Note: "absolute, or relative to cwd"},
+				{Name: "cwd", Type: "string", Note: "default: the daemon's working directory"},
+				{Name: "encoding", Type: "string", Default: hostops.EncodingUTF8, Note: fmt.Sprintf("utf8 (must be valid UTF-8) or base64; files over %d bytes are refused", s.cfg.FilesReadCap)},
+			}, s.handleFilesRead),
+		write,
+	}
+}
+
+// filesWriteBodyCap fits a request carrying content at the write cap: base64
+// grows it by 4/3 and JSON escaping of ordinary text rarely by more, so twice
+// the cap plus room for the other fields. It is never below the global cap.
+func (s *Server) filesWriteBodyCap() int64 {
+	n := 2*s.cfg.FilesWriteCap + 64<<10
+	if n < s.cfg.MaxBodyBytes {
+		n = s.cfg.MaxBodyBytes
+	}
+	return n
+}
+
+// hostopsOutcome is data for the three routes: the outcome and its payload.
+type hostopsOutcome struct {
+	OK     bool   `json:"ok"`
+	Result any    `json:"result"`
+	Error  string `json:"error,omitempty"`
+	Code   string `json:"code,omitempty"`
+}
+
+// execResult is data.result of POST /v1/exec (SPEC.md's exact names).
+type execResult struct {
+	Stdout          string  `json:"stdout"`
+	Stderr          string  `json:"stderr"`
+	ExitCode        int     `json:"exitCode"`
+	Signal          *string `json:"signal"`
+	DurationMs      int64   `json:"durationMs"`
+	StartedAt       string  `json:"startedAt"`
+	FinishedAt      string  `json:"finishedAt"`
+	TimedOut        bool    `json:"timedOut"`
+	StdoutTruncated bool    `json:"stdoutTruncated"`
+	StderrTruncated bool    `json:"stderrTruncated"`
+	StdoutBase64    string  `json:"stdoutBase64,omitempty"`
+	StderrBase64    string  `json:"stderrBase64,omitempty"`
+	Pid             int     `json:"pid,omitempty"`
+	Error           string  `json:"error,omitempty"`
+	ErrorCode       string  `json:"errorCode,omitempty"`
+}
+
+type execRequest struct {
+	Command   *string `json:"command"`
+	Cwd       string  `json:"cwd"`
+	TimeoutMs *int64  `json:"timeoutMs"`
+}
+
+func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) error {
+	var req execRequest
+	if err := s.decode(r, &req); err != nil {
+		return err
+	}
+	if req.Command == nil || strings.TrimSpace(*req.Command) == "" {
+		return api.Unprocessable("missing_field", "command is required and must not be blank")
+	}
+	timeout := int64(DefaultExecTimeoutMs)
+	if req.TimeoutMs != nil {
+		timeout = *req.TimeoutMs
+		if timeout <= 0 {
+			return api.Unprocessable("invalid_timeout", "timeoutMs must be a positive number of milliseconds, got %d", timeout)
+		}
+		if timeout > s.cfg.ExecTimeoutMaxMs {
+			return api.Unprocessable("invalid_timeout", "timeoutMs %d is over the maximum of %d (exec_timeout_max_ms)", timeout, s.cfg.ExecTimeoutMaxMs)
+		}
+	}
+	call := hostops.ExecRequest{Command: *req.Command, Cwd: req.Cwd, Timeout: time.Duration(timeout) * time.Millisecond}
+	var res hostops.ExecResult
+	err := workermgr.Call(r.Context(), s.workers, hostops.Name, func(h hostops.HostOps, l *workermgr.Lease) error {
+		pgid := 0
+		var err error
+		res, err = h.Exec(r.Context(), call, func(pid int) { pgid = pid })
+		if err != nil {
+			// The worker could not finish the call (it died, or the client
+			// left). Its command must not outlive the call either way.
+			hostops.KillGroup(pgid)
+			return s.workerCallError(r.Context(), l, err, pgid)
+		}
+		return nil
+	})
+	if err != nil {
+		return leaseError(err)
+	}
+	s.log.Info("exec", "request_id", r.Header.Get(RequestIDHeader), "pid", res.Pid, "ok", res.OK, "exit_code", res.ExitCode,
+		"signal", res.Signal, "timed_out", res.TimedOut, "duration_ms", res.FinishedAt.Sub(res.StartedAt).Milliseconds(), "error_code", res.ErrorCode)
+	api.WriteOK(w, hostopsOutcome{OK: res.OK, Result: toExecResult(res), Error: res.Error, Code: res.ErrorCode})
+	return nil
+}
+
+func toExecResult(res hostops.ExecResult) execResult {
+	out := execResult{
+		ExitCode: res.ExitCode, TimedOut: res.TimedOut,
+		StdoutTruncated: res.StdoutTruncated, StderrTruncated: res.StderrTruncated,
+		StartedAt: apiTime(res.StartedAt), FinishedAt: apiTime(res.FinishedAt),
+		DurationMs: res.FinishedAt.Sub(res.StartedAt).Milliseconds(),
+		Pid:        res.Pid, Error: res.Error, ErrorCode: res.ErrorCode,
+	}
+	if res.Signal != "" {
+		sig := res.Signal
+		out.Signal = &sig
+	}
+	var lossy bool
+	out.Stdout, lossy = hostops.OutputText(res.Stdout, res.StdoutTruncated)
+	if lossy {
+		out.StdoutBase64 = base64.StdEncoding.EncodeToString(res.Stdout)
+	}
+	out.Stderr, lossy = hostops.OutputText(res.Stderr, res.StderrTruncated)
+	if lossy {
+		out.StderrBase64 = base64.StdEncoding.EncodeToString(res.Stderr)
+	}
+	return out
+}
+
+// apiTime is RFC 3339 with milliseconds in UTC (DESIGN.md).
+func apiTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+type readRequest struct {
+	Path     string `json:"path"`
+	Cwd      string `json:"cwd"`
+	Encoding string `json:"encoding"`
+}
+
+// fileResult is data.result of the two file routes.
+type fileResult struct {
+	Path      string `json:"path"`
+	Content   string `json:"content,omitempty"`
+	Encoding  string `json:"encoding,omitempty"`
+	Size      int64  `json:"size"`
+	Mode      string `json:"mode,omitempty"`
+	ModTime   string `json:"modTime,omitempty"`
+	Created   *bool  `json:"created,omitempty"`
+	Error     string `json:"error,omitempty"`
+	ErrorCode string `json:"errorCode,omitempty"`
+}
+
+func fileResultOf(info hostops.FileInfo, errText, code string) fileResult {
+	fr := fileResult{Path: info.Path, Size: info.Size, Error: errText, ErrorCode: code}
+	if !info.ModTime.IsZero() {
+		fr.Mode = fmt.Sprintf("%04o", unixMode(fs.FileMode(info.Mode)))
+		fr.ModTime = apiTime(info.ModTime)
+	}
+	return fr
+}
+
+// unixMode turns an fs.FileMode's permission and special bits into the
+// octal a person knows from chmod (04755 …).
+func unixMode(m fs.FileMode) uint32 {
+	u := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		u |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		u |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		u |= 0o1000
+	}
+	return u
+}
+
+func checkEncoding(enc string) (string, error) {
+	switch enc {
+	case "", hostops.EncodingUTF8, "utf-8":
+		return hostops.EncodingUTF8, nil
+	case hostops.EncodingBase64:
+		return enc, nil
+	}
+	return "", api.Unprocessable("invalid_encoding", "encoding %q: want utf8 or base64", enc)
+}
+
+func (s *Server) handleFilesRead(w http.ResponseWriter, r *http.Request) error {
+	var req readRequest
+	if err := s.decode(r, &req); err != nil {
+		return err
+	}
+	if req.Path == "" {
+		return api.Unprocessable("missing_field", "path is required")
+	}
+	enc, err := checkEncoding(req.Encoding)
+	if err != nil {
+		return err
+	}
+	var res hostops.ReadResult
+	err = workermgr.Call(r.Context(), s.workers, hostops.Name, func(h hostops.HostOps, l *workermgr.Lease) error {
+		var err error
+		if res, err = h.ReadFile(r.Context(), hostops.ReadRequest{Path: req.Path, Cwd: req.Cwd, Encoding: enc}); err != nil {
+			return s.workerCallError(r.Context(), l, err, 0)
+		}
+		return nil
+	})
+	if err != nil {
+		return leaseError(err)
+	}
+	if res.ErrorCode == hostops.CodePathNotAllowed {
+		return api.NewError(http.StatusForbidden, "path_not_allowed", "%s", res.Error)
+	}
+	fr := fileResultOf(res.Info, res.Error, res.ErrorCode)
+	if res.OK {
+		fr.Encoding = enc
+		if enc == hostops.EncodingBase64 {
+			fr.Content = base64.StdEncoding.EncodeToString(res.Content)
+		} else {
+			fr.Content = string(res.Content)
+		}
+	}
+	s.log.Info("files.read", "request_id", r.Header.Get(RequestIDHeader), "path", res.Info.Path, "ok", res.OK, "size", res.Info.Size, "error_code", res.ErrorCode)
+	api.WriteOK(w, hostopsOutcome{OK: res.OK, Result: fr, Error: res.Error, Code: res.ErrorCode})
+	return nil
+}
+
+type writeRequest struct {
+	Path          string  `json:"path"`
+	Cwd           string  `json:"cwd"`
+	Content       *string `json:"content"`
+	Overwrite     *bool   `json:"overwrite"`
+	CreateParents bool    `json:"createParents"`
+	Encoding      string  `json:"encoding"`
+}
+
+func (s *Server) handleFilesWrite(w http.ResponseWriter, r *http.Request) error {
+	var req writeRequest
+	if err := api.DecodeJSON(r, &req, s.filesWriteBodyCap()); err != nil {
+		return err
+	}
+	if req.Path == "" {
+		return api.Unprocessable("missing_field", "path is required")
+	}
+	if req.Content == nil {
+		return api.Unprocessable("missing_field", "content is required (an empty string writes an empty file)")
+	}
+	enc, err := checkEncoding(req.Encoding)
+	if err != nil {
+		return err
+	}
+	content := []byte(*req.Content)
+	if enc == hostops.EncodingBase64 {
+		if content, err = base64.StdEncoding.DecodeString(*req.Content); err != nil {
+			return api.Unprocessable("invalid_base64", "content is not valid base64: %v", err)
+		}
+	}
+	if int64(len(content)) > s.cfg.FilesWriteCap {
+		return api.NewError(http.StatusRequestEntityTooLarge, "content_too_large", "content is %d bytes, over the write cap of %d bytes (files_write_cap_bytes)", len(content), s.cfg.FilesWriteCap)
+	}
+	overwrite := req.Overwrite == nil || *req.Overwrite
+	var res hostops.WriteResult
+	err = workermgr.Call(r.Context(), s.workers, hostops.Name, func(h hostops.HostOps, l *workermgr.Lease) error {
+		var err error
+		res, err = h.WriteFile(r.Context(), hostops.WriteRequest{Path: req.Path, Cwd: req.Cwd, Content: content, Overwrite: overwrite, CreateParents: req.CreateParents})
+		if err != nil {
+			return s.workerCallError(r.Context(), l, err, 0)
+		}
+		return nil
+	})
+	if err != nil {
+		return leaseError(err)
+	}
+	if res.ErrorCode == hostops.CodePathNotAllowed {
+		return api.NewError(http.StatusForbidden, "path_not_allowed", "%s", res.Error)
+	}
+	fr := fileResultOf(res.Info, res.Error, res.ErrorCode)
+	if res.OK {
+		created := res.Created
+		fr.Created = &created
+	}
+	s.log.Info("files.write", "request_id", r.Header.Get(RequestIDHeader), "path", res.Info.Path, "ok", res.OK, "bytes", len(content), "error_code", res.ErrorCode)
+	api.WriteOK(w, hostopsOutcome{OK: res.OK, Result: fr, Error: res.Error, Code: res.ErrorCode})
+	return nil
+}
+
+// workerCallError explains a call the worker did not finish.
+func (s *Server) workerCallError(ctx context.Context, l *workermgr.Lease, err error, pgid int) error {
+	if ctx.Err() != nil {
+		return api.NewError(499, "client_closed", "the client closed the request; the operation was cancelled")
+	}
+	if exit, ok := l.Exited(500 * time.Millisecond); ok {
+		s.log.Warn("worker died during a call", "worker", hostops.Name, "pid", exit.Pid, "exit", exit.Reason, "killed_pgid", pgid)
+		return api.Unavailable("worker_crashed", "the %s worker (pid %d) exited during the call (%s); the call's processes were killed and the worker is being restarted; retry the request", hostops.Name, exit.Pid, exit.Reason).
+			WithDetails(map[string]any{"worker": hostops.Name, "pid": exit.Pid, "retryable": true})
+	}
+	return api.Unavailable("worker_call_failed", "the %s worker (pid %d) did not complete the call: %v", hostops.Name, l.Pid(), err).
+		WithDetails(map[string]any{"worker": hostops.Name, "pid": l.Pid(), "retryable": true})
+}
+
+// leaseError maps worker-manager failures onto API errors.
+func leaseError(err error) error {
+	var ae *api.Error
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.Is(err, workermgr.ErrFailed):
+		return api.Unavailable("worker_failed", "%v", err)
+	case errors.Is(err, workermgr.ErrUnavailable):
+		return api.Unavailable("worker_unavailable", "%v", err)
+	case errors.Is(err, workermgr.ErrNoWorkers):
+		return api.Unavailable("workers_disabled", "this daemon runs no workers (worker_executable is empty)")
+	case errors.Is(err, workermgr.ErrClosed):
+		return api.Unavailable("shutting_down", "the daemon is shutting down")
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return api.NewError(499, "client_closed", "the client closed the request")
+	}
+	return err
+}
