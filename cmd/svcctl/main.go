@@ -25,8 +25,11 @@ type command struct {
 // own file and adds them here.
 func commands() map[string]command {
 	return map[string]command{
-		"status": {usage: "status                       narrow status snapshot", run: runStatus},
-		"system": {usage: "system state|pause|resume|drain [--reason R] [--by WHO]", run: runSystem},
+		"status":  {usage: "status                       narrow status snapshot", run: runStatus},
+		"system":  {usage: "system state|pause|resume|drain [--reason R] [--by WHO]", run: runSystem},
+		"exec":    {usage: "exec [-cwd DIR] [-timeout-ms N] [--] COMMAND...   run a shell command on the daemon's host", run: runExec},
+		"files":   {usage: "files read|write [flags] PATH [CONTENT]   read or write a file on the daemon's host", run: runFiles},
+		"workers": {usage: "workers [restart NAME|all]   list worker processes, or rolling-restart one", run: runWorkers},
 	}
 }
 

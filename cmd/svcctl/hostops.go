@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"unicode/utf8"
+)
+
+// Host operations need the bearer token (-token, SVC_SHARED_TOKEN or the
+// default daemon's token file). The JSON answer is printed; the exit code is
+// 1 when data.ok is false, so scripts can test it.
+
+func runExec(ctx context.Context, c *client, args []string) error {
+	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cwd := fs.String("cwd", "", "working directory (default: the daemon's)")
+	timeout := fs.Int64("timeout-ms", 0, "timeout in milliseconds (default: the daemon's, 30000)")
+	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
+		return usageError("usage: svcctl exec [-cwd DIR] [-timeout-ms N] [--] COMMAND...")
+	}
+	body := map[string]any{"command": strings.Join(fs.Args(), " ")}
+	if *cwd != "" {
+		body["cwd"] = *cwd
+	}
+	if *timeout != 0 {
+		body["timeoutMs"] = *timeout
+	}
+	raw, err := c.call(ctx, http.MethodPost, "/v1/exec", body, true)
+	if err != nil {
+		return err
+	}
+	return outcome(raw)
+}
+
+func runFiles(ctx context.Context, c *client, args []string) error {
+	if len(args) == 0 {
+		return usageError("files needs read or write")
+	}
+	switch args[0] {
+	case "read":
+		return runFilesRead(ctx, c, args[1:])
+	case "write":
+		return runFilesWrite(ctx, c, args[1:])
+	}
+	return usageError("files: unknown action " + args[0] + "; want read or write")
+}
+
+func runFilesRead(ctx context.Context, c *client, args []string) error {
+	fs := flag.NewFlagSet("files read", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cwd := fs.String("cwd", "", "folder a relative PATH is resolved against")
+	b64 := fs.Bool("base64", false, "return the content as base64 (for binary files)")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
+		return usageError("usage: svcctl files read [-cwd DIR] [-base64] PATH")
+	}
+	body := map[string]any{"path": fs.Arg(0), "cwd": *cwd}
+	if *b64 {
+		body["encoding"] = "base64"
+	}
+	raw, err := c.call(ctx, http.MethodPost, "/v1/files/read", body, true)
+	if err != nil {
+		return err
+	}
+	return outcome(raw)
+}
+
+func runFilesWrite(ctx context.Context, c *client, args []string) error {
+	fs := flag.NewFlagSet("files write", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cwd := fs.String("cwd", "", "folder a relative PATH is resolved against")
+	noOverwrite := fs.Bool("no-overwrite", false, "fail instead of replacing an existing file")
+	parents := fs.Bool("parents", false, "create missing folders")
+	if err := fs.Parse(args); err != nil || fs.NArg() < 1 || fs.NArg() > 2 {
+		return usageError("usage: svcctl files write [-cwd DIR] [-no-overwrite] [-parents] PATH [CONTENT]   (no CONTENT or -: read standard input)")
+	}
+	var content []byte
+	if fs.NArg() == 2 && fs.Arg(1) != "-" {
+		content = []byte(fs.Arg(1))
+	} else {
+		var err error
+		if content, err = io.ReadAll(os.Stdin); err != nil {
+			return err
+		}
+	}
+	body := map[string]any{"path": fs.Arg(0), "cwd": *cwd, "overwrite": !*noOverwrite, "createParents": *parents}
+	// Binary input goes as base64 so it survives JSON unchanged.
+	if !utf8.Valid(content) {
+		body["content"], body["encoding"] = base64.StdEncoding.EncodeToString(content), "base64"
+	} else {
+		body["content"] = string(content)
+	}
+	raw, err := c.call(ctx, http.MethodPost, "/v1/files/write", body, true)
+	if err != nil {
+		return err
+	}
+	return outcome(raw)
+}
+
+// outcome turns data.ok false into an error (the body was printed already).
+func outcome(raw []byte) error {
+	var env struct {
+		Data struct {
+			OK    bool   `json:"ok"`
+			Error string `json:"error"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return err
+	}
+	if !env.Data.OK {
+		if env.Data.Error == "" {
+			env.Data.Error = "the operation failed (data.ok is false)"
+		}
+		return errors.New(env.Data.Error)
+	}
+	return nil
+}
