@@ -428,8 +428,12 @@ func applyBrowserSweep(s *State, c Command) (any, error) {
 			continue
 		}
 		r.SweptStatus = sw.Status
-		r.StaleSweepCount++
-		r.LastStaleSweepAt, r.LastStaleSweepStatus = sw.At, sw.Status
+		// Only ageing counts as a sweep; a record turning fresh again is
+		// the client coming back, not the sweeper's doing.
+		if sw.Status != StatusFresh {
+			r.StaleSweepCount++
+			r.LastStaleSweepAt, r.LastStaleSweepStatus = sw.At, sw.Status
+		}
 	}
 	return nil, nil
 }

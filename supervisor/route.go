@@ -62,6 +62,7 @@ func (s *Server) routeTable() []Route {
 		s.statusRoutes(),
 		s.hostopsRoutes(),
 		s.workerRoutes(),
+		s.browserRoutes(),
 	} {
 		all = append(all, area...)
 	}

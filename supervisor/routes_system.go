@@ -88,6 +88,9 @@ func (s *Server) SetMode(ctx context.Context, m raftstore.SetSystemMode) (raftst
 		return raftstore.SystemState{}, err
 	}
 	s.log.Info("system mode set", "mode", m.Mode, "requested_by", m.RequestedBy, "reason", m.Reason)
+	for _, hook := range s.modeHooks {
+		hook()
+	}
 	return v.(raftstore.SystemState), nil
 }
 

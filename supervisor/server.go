@@ -34,12 +34,16 @@ type Server struct {
 	handler      http.Handler
 	metrics      *metrics
 	workers      *workermgr.Manager // worker processes (hostops …) over go-plugin
+	browser      *browserSide       // browser bridge hub and relay engine
 	started      time.Time
 	// closers stop the parts New started (workers, bridge hub …), in reverse
 	// order, before raft shuts down.
 	closers   []func() error
 	closeOnce sync.Once
 	closeErr  error
+	// modeHooks run after every committed system mode change (the bridge
+	// pushes state_snapshot to every plugin).
+	modeHooks []func()
 }
 
 // New opens the raft node, resolves the shared token and builds the routes.
@@ -95,6 +99,10 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 	if err := s.startWorkers(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("start workers: %w", err)
+	}
+	if err := s.startBrowser(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("start browser bridge: %w", err)
 	}
 	s.metrics = newMetrics(s)
 	s.routes = s.routeTable()

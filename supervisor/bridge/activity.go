@@ -1,0 +1,147 @@
+package bridge
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/svcd/svcd/raftstore"
+)
+
+// activity batches "last seen" marks in memory between flushes: keepalives
+// arrive every 20 s per client and relay traffic per request, and none of
+// that deserves its own raft commit.
+type activity struct {
+	mu      sync.Mutex
+	clients map[string]raftstore.Touch
+	records map[string]raftstore.Touch
+}
+
+func newActivity() *activity {
+	return &activity{clients: map[string]raftstore.Touch{}, records: map[string]raftstore.Touch{}}
+}
+
+func (a *activity) touchClient(id string, at time.Time, kind string) {
+	a.mu.Lock()
+	a.clients[id] = raftstore.Touch{ClientID: id, At: at.UTC(), Kind: kind}
+	a.mu.Unlock()
+}
+
+func (a *activity) touchRecord(key string, at time.Time, kind string) {
+	a.mu.Lock()
+	a.records[key] = raftstore.Touch{Key: key, At: at.UTC(), Kind: kind}
+	a.mu.Unlock()
+}
+
+// recordTouch is the unflushed activity of key, if any.
+func (a *activity) recordTouch(key string) (raftstore.Touch, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	t, ok := a.records[key]
+	return t, ok
+}
+
+func (a *activity) take() []raftstore.Touch {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]raftstore.Touch, 0, len(a.clients)+len(a.records))
+	for _, t := range a.clients {
+		out = append(out, t)
+	}
+	for _, t := range a.records {
+		out = append(out, t)
+	}
+	a.clients, a.records = map[string]raftstore.Touch{}, map[string]raftstore.Touch{}
+	return out
+}
+
+func (h *Hub) flushActivity(ctx context.Context) {
+	touches := h.activity.take()
+	if len(touches) == 0 {
+		return
+	}
+	if _, err := h.host.Apply(ctx, raftstore.CmdBrowserActivity, raftstore.BrowserActivity{Touches: touches}); err != nil {
+		h.log.Debug("activity flush failed", "error", err)
+	}
+}
+
+// sweepLoop flushes activity and records status transitions every
+// SweepInterval, so stale_sweep_count and last_stale_sweep_* are durable.
+func (h *Hub) sweepLoop(ctx context.Context) {
+	t := time.NewTicker(h.cfg.SweepInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		h.flushActivity(actx)
+		h.sweep(actx)
+		cancel()
+	}
+}
+
+func (h *Hub) sweep(ctx context.Context) {
+	now := time.Now().UTC()
+	live := h.liveSeen()
+	var sweeps []raftstore.Sweep
+	h.host.Read(func(s *raftstore.State) {
+		for key, r := range s.Browser.Records {
+			st := h.status(now, r, s.Browser.Clients[r.ClientID], live)
+			if st != r.SweptStatus {
+				sweeps = append(sweeps, raftstore.Sweep{Key: key, Status: st, At: now})
+			}
+		}
+	})
+	if len(sweeps) == 0 {
+		return
+	}
+	if _, err := h.host.Apply(ctx, raftstore.CmdBrowserSweep, raftstore.BrowserSweep{Sweeps: sweeps}); err != nil {
+		h.log.Debug("stale sweep not recorded", "error", err)
+	}
+}
+
+// liveSeen maps each connected clientId to its last inbound frame time.
+func (h *Hub) liveSeen() map[string]time.Time {
+	out := map[string]time.Time{}
+	for _, c := range h.liveConns() {
+		out[c.clientID] = c.LastSeen()
+	}
+	return out
+}
+
+// status decides fresh, stale or lost. A connected client is fresh while it
+// has sent anything within StaleAfter, stale after. A disconnected client's
+// records are stale until LostAfter has passed since it was last seen, then
+// lost.
+func (h *Hub) status(now time.Time, r *raftstore.BrowserRecord, c *raftstore.BrowserClient, live map[string]time.Time) string {
+	last := r.LastActivityAt
+	if c != nil {
+		last = latest(last, c.LastSeenAt, c.LastDisconnectedAt)
+	}
+	if t, ok := h.activity.recordTouch(r.Key); ok {
+		last = latest(last, t.At)
+	}
+	if seen, ok := live[r.ClientID]; ok {
+		if now.Sub(latest(last, seen)) <= h.cfg.StaleAfter {
+			return raftstore.StatusFresh
+		}
+		return raftstore.StatusStale
+	}
+	if now.Sub(last) > h.cfg.LostAfter {
+		return raftstore.StatusLost
+	}
+	return raftstore.StatusStale
+}
+
+func latest(ts ...time.Time) time.Time {
+	var m time.Time
+	for _, t := range ts {
+		if t.After(m) {
+			m = t
+		}
+	}
+	return m
+}

@@ -1,0 +1,76 @@
+// Package bridge is the daemon side of the browser plugin link: the
+// WebSocket hub on /ws/browser, one reader and one writer goroutine per
+// connection, pairing, heartbeats, the correlation of relayed requests and
+// management actions with the plugin's answers, and the browser read model.
+package bridge
+
+import (
+	"net"
+	"time"
+)
+
+// Config tunes the hub. Zero values take the defaults below.
+type Config struct {
+	// PairingToken is what the plugin must send in hello (the shared token
+	// unless configured otherwise).
+	PairingToken string
+	// AllowedOrigins are full origins, e.g. chrome-extension://<id>. A
+	// request without Origin (a non-browser client) is always allowed.
+	AllowedOrigins []string
+	// AllowedPeers are extra peer networks inside 100.64.0.0/10; loopback
+	// is always allowed.
+	AllowedPeers []*net.IPNet
+
+	KeepaliveInterval time.Duration // data-frame keepalive and ping period
+	ReadTimeout       time.Duration // no frame (data or pong) for this long closes
+	AuthTimeout       time.Duration // hello must arrive within this
+	MaxMessageBytes   int64
+	SendQueue         int // outbound messages buffered per connection
+	MaxBadMessages    int // invalid messages tolerated before closing
+
+	ActionTimeout  time.Duration // wait for action_result
+	RequestTimeout time.Duration // wait for a relayed answer (buffered) or the first stream frame
+
+	StaleAfter    time.Duration // live but silent this long: stale
+	LostAfter     time.Duration // gone this long: lost
+	SweepInterval time.Duration // stale sweeper and activity flush period
+}
+
+// Defaults for Config.
+const (
+	DefaultKeepalive      = 20 * time.Second // MV3 service workers sleep after 30 s idle
+	DefaultMaxMessage     = 8 << 20
+	DefaultSendQueue      = 256
+	DefaultMaxBad         = 10
+	DefaultActionTimeout  = 15 * time.Second
+	DefaultRequestTimeout = 120 * time.Second
+	DefaultStaleAfter     = 60 * time.Second
+	DefaultLostAfter      = 10 * time.Minute
+	DefaultSweepInterval  = 5 * time.Second
+)
+
+func (c Config) withDefaults() Config {
+	set := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	set(&c.KeepaliveInterval, DefaultKeepalive)
+	set(&c.ReadTimeout, 3*c.KeepaliveInterval)
+	set(&c.AuthTimeout, 10*time.Second)
+	set(&c.ActionTimeout, DefaultActionTimeout)
+	set(&c.RequestTimeout, DefaultRequestTimeout)
+	set(&c.StaleAfter, DefaultStaleAfter)
+	set(&c.LostAfter, DefaultLostAfter)
+	set(&c.SweepInterval, DefaultSweepInterval)
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = DefaultMaxMessage
+	}
+	if c.SendQueue <= 0 {
+		c.SendQueue = DefaultSendQueue
+	}
+	if c.MaxBadMessages <= 0 {
+		c.MaxBadMessages = DefaultMaxBad
+	}
+	return c
+}

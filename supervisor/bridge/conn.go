@@ -1,0 +1,265 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/shared/bridgeproto"
+)
+
+// Close codes the bridge uses beyond the RFC 6455 ones.
+const (
+	CloseUnauthorized = 4401 // first message was not a hello with the right token
+	CloseReplaced     = 4409 // a newer connection took the clientId
+)
+
+// Conn is one plugin connection. Only the writer goroutine writes to ws;
+// everybody else queues through send, which never blocks: a client too slow
+// to drain its queue is dropped instead of growing the daemon's memory.
+type Conn struct {
+	hub    *Hub
+	ws     *websocket.Conn
+	remote string
+
+	clientID    string
+	browser     string
+	connectedAt time.Time
+	lastSeen    atomic.Int64 // unix nanos of the last inbound frame
+
+	out       chan []byte
+	done      chan struct{}
+	closeOnce sync.Once
+	closeCode int
+	closeText string
+
+	bad int // reader goroutine only: recent invalid messages
+}
+
+func newConn(h *Hub, ws *websocket.Conn, remote string) *Conn {
+	return &Conn{hub: h, ws: ws, remote: remote, out: make(chan []byte, h.cfg.SendQueue), done: make(chan struct{})}
+}
+
+// ClientID is the plugin's clientId.
+func (c *Conn) ClientID() string { return c.clientID }
+
+// LastSeen is when the last frame arrived.
+func (c *Conn) LastSeen() time.Time { return time.Unix(0, c.lastSeen.Load()) }
+
+func (c *Conn) run() {
+	ws := c.ws
+	ws.SetReadLimit(c.hub.cfg.MaxMessageBytes)
+	_ = ws.SetReadDeadline(time.Now().Add(c.hub.cfg.AuthTimeout))
+	if !c.pair() {
+		_ = ws.Close()
+		return
+	}
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		c.writeLoop()
+	}()
+	c.readLoop()
+	c.close(websocket.CloseNormalClosure, "")
+	<-writerDone
+	_ = ws.Close()
+
+	if c.hub.unregister(c) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := c.hub.host.Apply(ctx, raftstore.CmdBrowserClient, raftstore.BrowserClientEvent{ClientID: c.clientID, Event: "disconnect"}); err != nil {
+			c.hub.log.Warn("could not record browser client disconnect", "client_id", c.clientID, "error", err)
+		}
+	}
+	c.hub.log.Info("browser client disconnected", "client_id", c.clientID, "code", c.closeCode, "reason", c.closeText)
+}
+
+// pair reads the first message, which must be a hello with the pairing
+// token. Before it, the plugin receives nothing but a close frame.
+func (c *Conn) pair() bool {
+	refuse := func(code int, text string) bool {
+		deadline := time.Now().Add(time.Second)
+		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text), deadline)
+		c.hub.log.Warn("browser client refused at pairing", "remote", c.remote, "reason", text)
+		return false
+	}
+	typ, data, err := c.ws.ReadMessage()
+	if err != nil {
+		c.hub.log.Debug("browser client left before pairing", "remote", c.remote, "error", err)
+		return false
+	}
+	if typ != websocket.TextMessage {
+		return refuse(CloseUnauthorized, "first message must be a hello text frame")
+	}
+	m, err := bridgeproto.Parse(data)
+	if err != nil {
+		return refuse(CloseUnauthorized, "first message must be a valid hello")
+	}
+	hello, ok := m.(*bridgeproto.Hello)
+	if !ok {
+		return refuse(CloseUnauthorized, "first message must be hello")
+	}
+	if !tokenEqual(hello.Token, c.hub.cfg.PairingToken) {
+		return refuse(CloseUnauthorized, "wrong pairing token")
+	}
+	c.clientID, c.browser = hello.ClientID, hello.Browser
+	c.connectedAt = time.Now().UTC()
+	c.lastSeen.Store(c.connectedAt.UnixNano())
+	_ = c.ws.SetReadDeadline(time.Now().Add(c.hub.cfg.ReadTimeout))
+	c.ws.SetPongHandler(func(string) error {
+		c.lastSeen.Store(time.Now().UnixNano())
+		return c.ws.SetReadDeadline(time.Now().Add(c.hub.cfg.ReadTimeout))
+	})
+
+	ctx, cancel := context.WithTimeout(c.hub.ctx, 5*time.Second)
+	defer cancel()
+	if _, err := c.hub.host.Apply(ctx, raftstore.CmdBrowserClient, raftstore.BrowserClientEvent{
+		ClientID: hello.ClientID, Browser: hello.Browser, ExtensionVersion: hello.ExtensionVersion, Event: "connect", ShellRuntime: hello.ShellRuntime,
+	}); err != nil {
+		return refuse(websocket.CloseTryAgainLater, "daemon cannot record the client right now")
+	}
+	c.hub.register(c)
+	c.send(bridgeproto.HelloOK{
+		Type: bridgeproto.TypeHelloOK, ClientID: c.clientID, ProtocolVer: bridgeproto.ProtocolVersion,
+		KeepaliveMs: c.hub.cfg.KeepaliveInterval.Milliseconds(), MaxMessageSize: c.hub.cfg.MaxMessageBytes,
+	})
+	c.send(c.hub.snapshot())
+	c.hub.log.Info("browser client paired", "client_id", c.clientID, "browser", c.browser, "remote", c.remote)
+	return true
+}
+
+func (c *Conn) readLoop() {
+	for {
+		typ, data, err := c.ws.ReadMessage()
+		if err != nil {
+			if errors.Is(err, websocket.ErrReadLimit) {
+				c.close(websocket.CloseMessageTooBig, "message larger than the cap")
+			}
+			return
+		}
+		now := time.Now()
+		c.lastSeen.Store(now.UnixNano())
+		_ = c.ws.SetReadDeadline(now.Add(c.hub.cfg.ReadTimeout))
+		if typ != websocket.TextMessage {
+			if c.refused(&bridgeproto.ParseError{Code: "binary_frame", Message: "messages are JSON text frames"}) {
+				return
+			}
+			continue
+		}
+		m, err := bridgeproto.Parse(data)
+		if err != nil {
+			var pe *bridgeproto.ParseError
+			if !errors.As(err, &pe) {
+				pe = &bridgeproto.ParseError{Code: "invalid_message", Message: "message refused"}
+			}
+			if c.refused(pe) {
+				return
+			}
+			continue
+		}
+		if c.bad > 0 {
+			c.bad--
+		}
+		c.hub.activity.touchClient(c.clientID, now, m.MsgType())
+		c.hub.dispatch(c, m)
+		select {
+		case <-c.done:
+			return
+		default:
+		}
+	}
+}
+
+// refused answers an invalid message with an error frame; a flood of them
+// closes the connection. It reports whether the connection is closing.
+func (c *Conn) refused(pe *bridgeproto.ParseError) bool {
+	c.bad++
+	c.hub.log.Debug("browser message refused", "client_id", c.clientID, "code", pe.Code, "ref_type", pe.RefType)
+	if c.bad > c.hub.cfg.MaxBadMessages {
+		c.close(websocket.ClosePolicyViolation, "too many invalid messages")
+		return true
+	}
+	c.sendError(pe.Code, pe.Message, pe.RefType, pe.RefID)
+	return false
+}
+
+func (c *Conn) sendError(code, msg, refType, refID string) {
+	c.send(bridgeproto.Error{Type: bridgeproto.TypeError, Code: code, Message: msg, RefType: refType, RefID: refID})
+}
+
+func (c *Conn) writeLoop() {
+	tick := time.NewTicker(c.hub.cfg.KeepaliveInterval)
+	defer tick.Stop()
+	write := func(b []byte) bool {
+		_ = c.ws.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		return c.ws.WriteMessage(websocket.TextMessage, b) == nil
+	}
+	for {
+		select {
+		case b := <-c.out:
+			if !write(b) {
+				c.close(websocket.CloseAbnormalClosure, "write failed")
+				return
+			}
+		case <-tick.C:
+			// Both: a ping for the TCP path and a data frame, because
+			// control frames do not keep an MV3 service worker awake.
+			if c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(5*time.Second)) != nil {
+				c.close(websocket.CloseAbnormalClosure, "ping failed")
+				return
+			}
+			ka, _ := json.Marshal(bridgeproto.Keepalive{Type: bridgeproto.TypeKeepalive, TS: time.Now().UnixMilli()})
+			if !write(ka) {
+				c.close(websocket.CloseAbnormalClosure, "write failed")
+				return
+			}
+		case <-c.done:
+			code, text := c.closeCode, c.closeText
+			if code != websocket.CloseAbnormalClosure {
+				_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text), time.Now().Add(time.Second))
+			}
+			// Unblock the reader if the peer does not answer the close.
+			_ = c.ws.SetReadDeadline(time.Now().Add(time.Second))
+			return
+		}
+	}
+}
+
+// send queues v for the writer. A full queue drops the client.
+func (c *Conn) send(v any) bool {
+	b, err := json.Marshal(v)
+	if err != nil {
+		c.hub.log.Error("encode bridge message", "error", err)
+		return false
+	}
+	select {
+	case <-c.done:
+		return false
+	default:
+	}
+	select {
+	case c.out <- b:
+		return true
+	default:
+		c.hub.log.Warn("browser client too slow; dropping it", "client_id", c.clientID, "queue", cap(c.out))
+		c.close(websocket.CloseTryAgainLater, "slow client: send queue full")
+		return false
+	}
+}
+
+// close asks the writer to send a close frame and stop. First call wins.
+func (c *Conn) close(code int, text string) {
+	c.closeOnce.Do(func() {
+		c.closeCode, c.closeText = code, text
+		close(c.done)
+	})
+}
+
+// Done is closed when the connection is closing.
+func (c *Conn) Done() <-chan struct{} { return c.done }

@@ -1,0 +1,231 @@
+package bridge
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/bridgeproto"
+	"github.com/svcd/svcd/shared/systemstate"
+)
+
+// Host is what the hub needs from the supervisor: the one write path (raft),
+// reads of the FSM, and the one system-state assembly and mode switch that
+// every surface shares.
+type Host interface {
+	Apply(ctx context.Context, typ string, payload any) (any, error)
+	Read(fn func(s *raftstore.State))
+	SystemState() systemstate.State
+	SetMode(ctx context.Context, mode, requestedBy, reason string) (systemstate.State, error)
+	AutomationConversations() []bridgeproto.AutomationConversation
+}
+
+// Hub owns every live plugin connection and every request or action waiting
+// for a plugin's answer.
+type Hub struct {
+	cfg      Config
+	log      hclog.Logger
+	host     Host
+	upgrader websocket.Upgrader
+
+	mu      sync.Mutex
+	conns   map[string]*Conn    // by clientId: the newest connection wins
+	pending map[string]*Pending // by requestId / actionId
+	latestA *RelayResult        // latest platform_a relay result (legacy current)
+
+	activity *activity
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// New builds a hub; Start runs its background loops.
+func New(cfg Config, host Host, log hclog.Logger) *Hub {
+	cfg = cfg.withDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &Hub{
+		cfg:      cfg,
+		log:      log,
+		host:     host,
+		conns:    map[string]*Conn{},
+		pending:  map[string]*Pending{},
+		activity: newActivity(),
+		ctx:      ctx,
+		cancel:   cancel,
+	}
+	h.upgrader = websocket.Upgrader{
+		HandshakeTimeout: 10 * time.Second,
+		ReadBufferSize:   16 << 10,
+		WriteBufferSize:  16 << 10,
+		// checkUpgrade has already decided on the Origin with the richer
+		// rules and a JSON error; gorilla's own same-origin check would
+		// refuse every extension origin.
+		CheckOrigin: func(*http.Request) bool { return true },
+	}
+	return h
+}
+
+// Start runs the stale sweeper and the activity flusher until Close.
+func (h *Hub) Start() {
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		h.sweepLoop(h.ctx)
+	}()
+}
+
+// Close disconnects every plugin, fails every pending request and flushes
+// the activity batch. It runs before raft shuts down.
+func (h *Hub) Close() error {
+	h.cancel()
+	h.mu.Lock()
+	conns := make([]*Conn, 0, len(h.conns))
+	for _, c := range h.conns {
+		conns = append(conns, c)
+	}
+	h.mu.Unlock()
+	for _, c := range conns {
+		c.close(websocket.CloseGoingAway, "daemon shutting down")
+	}
+	h.wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	h.flushActivity(ctx)
+	return nil
+}
+
+// Config returns the effective configuration (defaults filled in).
+func (h *Hub) Config() Config { return h.cfg }
+
+// ServeWS upgrades an allowed request and runs the connection until it ends.
+func (h *Hub) ServeWS(w http.ResponseWriter, r *http.Request) error {
+	if err := h.checkUpgrade(r); err != nil {
+		h.log.Warn("browser bridge connection refused", "remote", r.RemoteAddr, "reason", api.AsError(err).Code)
+		return err
+	}
+	if h.ctx.Err() != nil {
+		return api.Unavailable("shutting_down", "the daemon is shutting down")
+	}
+	ws, err := h.upgrader.Upgrade(hijacker{w}, r, nil)
+	if err != nil {
+		// Upgrade has written its own HTTP error.
+		h.log.Debug("websocket upgrade failed", "error", err)
+		return nil
+	}
+	c := newConn(h, ws, r.RemoteAddr)
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		c.run()
+	}()
+	return nil
+}
+
+// hijacker exposes Hijack through the supervisor's response wrappers:
+// gorilla asserts http.Hijacker directly, while the wrappers only offer
+// Unwrap, which http.ResponseController follows.
+type hijacker struct{ http.ResponseWriter }
+
+func (h hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(h.ResponseWriter).Hijack()
+}
+
+// register makes c the live connection of its client, replacing an older one.
+func (h *Hub) register(c *Conn) {
+	h.mu.Lock()
+	old := h.conns[c.clientID]
+	h.conns[c.clientID] = c
+	h.mu.Unlock()
+	if old != nil {
+		old.close(4409, "replaced by a newer connection with the same clientId")
+	}
+}
+
+// unregister forgets c (if still current) and fails its pending work.
+func (h *Hub) unregister(c *Conn) bool {
+	h.mu.Lock()
+	current := h.conns[c.clientID] == c
+	if current {
+		delete(h.conns, c.clientID)
+	}
+	var failed []*Pending
+	for id, p := range h.pending {
+		if p.conn == c {
+			delete(h.pending, id)
+			failed = append(failed, p)
+		}
+	}
+	h.mu.Unlock()
+	for _, p := range failed {
+		p.fail("client_disconnected", "the browser client disconnected before answering")
+	}
+	return current
+}
+
+// conn returns the live connection of clientID.
+func (h *Hub) conn(clientID string) *Conn {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.conns[clientID]
+}
+
+// liveConns is a copy of the live connections.
+func (h *Hub) liveConns() []*Conn {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]*Conn, 0, len(h.conns))
+	for _, c := range h.conns {
+		out = append(out, c)
+	}
+	return out
+}
+
+// Connected is the number of paired plugins.
+func (h *Hub) Connected() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.conns)
+}
+
+// BroadcastSnapshot pushes a fresh state_snapshot to every plugin. The
+// supervisor calls it after every system mode change (and renewal writes).
+func (h *Hub) BroadcastSnapshot() {
+	conns := h.liveConns()
+	if len(conns) == 0 {
+		return
+	}
+	msg := h.snapshot()
+	for _, c := range conns {
+		c.send(msg)
+	}
+}
+
+func (h *Hub) snapshot() bridgeproto.StateSnapshot {
+	convs := h.host.AutomationConversations()
+	if convs == nil {
+		convs = []bridgeproto.AutomationConversation{}
+	}
+	return bridgeproto.StateSnapshot{
+		Type:    bridgeproto.TypeStateSnapshot,
+		System:  h.host.SystemState(),
+		Browser: bridgeproto.SnapshotBrowser{AutomationConversations: convs},
+	}
+}
+
+// NewID returns a random id for requests and actions.
+func NewID(prefix string) string {
+	var b [9]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}

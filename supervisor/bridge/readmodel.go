@@ -1,0 +1,344 @@
+package bridge
+
+import (
+	"encoding/json"
+	"sort"
+	"time"
+
+	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/shared/bridgeproto"
+)
+
+// Views of a record (SPEC.md records[].view).
+const (
+	ViewActiveAndPersisted = "active_and_persisted"
+	ViewActiveOnly         = "active_only"
+	ViewPersistedOnly      = "persisted_only"
+)
+
+// Filter narrows GET /v1/browser. Empty fields match everything.
+type Filter struct {
+	Platform, Account, Browser, ClientID, Host, Status string
+}
+
+// RelayInfo is what the relay engine adds to the read model: its defaults
+// and the in-process counters of each target (never persisted).
+type RelayInfo struct {
+	Available bool
+	Error     string
+	Defaults  any
+	Live      map[string]RelayLive
+}
+
+// RelayLive is a target's in-process load.
+type RelayLive struct {
+	InFlight int `json:"in_flight"`
+	Waiting  int `json:"waiting"`
+}
+
+// ReadModel is GET /v1/browser.
+type ReadModel struct {
+	Records                 []RecordView                         `json:"records"`
+	Clients                 []ClientView                         `json:"clients"`
+	ShellRuntime            json.RawMessage                      `json:"shell_runtime"`
+	LastActionResult        *raftstore.StoredActionResult        `json:"last_action_result"`
+	AutomationConversations []bridgeproto.AutomationConversation `json:"automation_conversations"`
+	Policy                  Policy                               `json:"policy"`
+	Summary                 Summary                              `json:"summary"`
+	GeneratedAt             time.Time                            `json:"generated_at"`
+}
+
+// Summary counts what the read model holds (before filtering).
+type Summary struct {
+	Connected int `json:"connected"`
+	Records   int `json:"records"`
+	Fresh     int `json:"fresh"`
+	Stale     int `json:"stale"`
+	Lost      int `json:"lost"`
+}
+
+// RecordView is one entry of records[].
+type RecordView struct {
+	Key                   string                        `json:"key"`
+	ClientID              string                        `json:"client_id"`
+	Platform              string                        `json:"platform"`
+	Account               string                        `json:"account"`
+	Browser               string                        `json:"browser"`
+	Host                  string                        `json:"host"`
+	View                  string                        `json:"view"`
+	Status                string                        `json:"status"`
+	Connected             bool                          `json:"connected"`
+	CredentialFingerprint string                        `json:"credential_fingerprint"`
+	HeaderNames           []string                      `json:"header_names"`
+	HeaderCount           int                           `json:"header_count"`
+	CookieCount           int                           `json:"cookie_count"`
+	Endpoints             []raftstore.BrowserEndpoint   `json:"endpoints"`
+	EndpointMetadata      EndpointMetadata              `json:"endpoint_metadata"`
+	Timestamps            Timestamps                    `json:"timestamps"`
+	ShellRuntime          json.RawMessage               `json:"shell_runtime"`
+	LastActionResult      *raftstore.StoredActionResult `json:"last_action_result"`
+}
+
+// EndpointMetadata summarises the captured endpoints.
+type EndpointMetadata struct {
+	Count          int       `json:"count"`
+	StreamingCount int       `json:"streaming_count"`
+	Methods        []string  `json:"methods"`
+	Kinds          []string  `json:"kinds"`
+	Host           string    `json:"host"`
+	CapturedAt     time.Time `json:"captured_at,omitempty"`
+}
+
+// Timestamps are a record's times (RFC 3339, zero times omitted).
+type Timestamps struct {
+	FirstSeenAt      *time.Time `json:"first_seen_at,omitempty"`
+	UpdatedAt        *time.Time `json:"updated_at,omitempty"`
+	CredentialsAt    *time.Time `json:"credentials_at,omitempty"`
+	EndpointsAt      *time.Time `json:"endpoints_at,omitempty"`
+	LastActivityAt   *time.Time `json:"last_activity_at,omitempty"`
+	ConnectedAt      *time.Time `json:"connected_at,omitempty"`
+	DisconnectedAt   *time.Time `json:"disconnected_at,omitempty"`
+	LastSeenAt       *time.Time `json:"last_seen_at,omitempty"`
+	LastStaleSweepAt *time.Time `json:"last_stale_sweep_at,omitempty"`
+}
+
+// ClientView is one plugin instance with its own last action result.
+type ClientView struct {
+	ClientID           string                        `json:"client_id"`
+	Browser            string                        `json:"browser"`
+	ExtensionVersion   string                        `json:"extension_version"`
+	Connected          bool                          `json:"connected"`
+	Remote             string                        `json:"remote,omitempty"`
+	LastConnectedAt    *time.Time                    `json:"last_connected_at,omitempty"`
+	LastDisconnectedAt *time.Time                    `json:"last_disconnected_at,omitempty"`
+	LastSeenAt         *time.Time                    `json:"last_seen_at,omitempty"`
+	ShellRuntime       json.RawMessage               `json:"shell_runtime"`
+	LastActionResult   *raftstore.StoredActionResult `json:"last_action_result"`
+}
+
+// Policy is the risk-control defaults and the per-target diagnostics.
+type Policy struct {
+	DefaultStaleLeaseMs int64                 `json:"default_stale_lease_ms"`
+	StaleAfterMs        int64                 `json:"stale_after_ms"`
+	LostAfterMs         int64                 `json:"lost_after_ms"`
+	SweepIntervalMs     int64                 `json:"sweep_interval_ms"`
+	KeepaliveMs         int64                 `json:"keepalive_ms"`
+	ActionTimeoutMs     int64                 `json:"action_timeout_ms"`
+	RequestTimeoutMs    int64                 `json:"request_timeout_ms"`
+	Relay               any                   `json:"relay"`
+	RelayAvailable      bool                  `json:"relay_available"`
+	RelayError          string                `json:"relay_error,omitempty"`
+	Targets             map[string]TargetDiag `json:"targets"`
+}
+
+// TargetDiag is one target's (platform + client + account) diagnostics and
+// relay state. Windows, backoff and breaker come from the FSM and so survive
+// restarts; in_flight and waiting are this process only.
+type TargetDiag struct {
+	Platform             string                 `json:"platform"`
+	ClientID             string                 `json:"client_id"`
+	Account              string                 `json:"account"`
+	Status               string                 `json:"status,omitempty"`
+	LastActivityAt       *time.Time             `json:"last_activity_at,omitempty"`
+	LastActivityKind     string                 `json:"last_activity_kind,omitempty"`
+	StaleSweepCount      int                    `json:"stale_sweep_count"`
+	LastStaleSweepAt     *time.Time             `json:"last_stale_sweep_at,omitempty"`
+	LastStaleSweepStatus string                 `json:"last_stale_sweep_status,omitempty"`
+	Relay                *raftstore.RelayTarget `json:"relay,omitempty"`
+	InFlight             int                    `json:"in_flight"`
+	Waiting              int                    `json:"waiting"`
+}
+
+func tp(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+func rawOrNull(r json.RawMessage) json.RawMessage {
+	if len(r) == 0 {
+		return nullJSON
+	}
+	return append(json.RawMessage{}, r...)
+}
+
+func copyResult(r *raftstore.StoredActionResult) *raftstore.StoredActionResult {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.Target, c.Result, c.ShellRuntime = rawOrNull(r.Target), rawOrNull(r.Result), rawOrNull(r.ShellRuntime)
+	return &c
+}
+
+// ReadModel merges live connections with persisted records and the relay
+// state, then applies f.
+func (h *Hub) ReadModel(f Filter, relay RelayInfo) ReadModel {
+	now := time.Now().UTC()
+	liveSeen := h.liveSeen()
+	remotes := map[string]string{}
+	for _, c := range h.liveConns() {
+		remotes[c.clientID] = c.remote
+	}
+	m := ReadModel{
+		Records: []RecordView{}, Clients: []ClientView{}, ShellRuntime: nullJSON, GeneratedAt: now,
+		AutomationConversations: h.host.AutomationConversations(),
+		Policy: Policy{
+			DefaultStaleLeaseMs: h.cfg.StaleAfter.Milliseconds(), StaleAfterMs: h.cfg.StaleAfter.Milliseconds(),
+			LostAfterMs: h.cfg.LostAfter.Milliseconds(), SweepIntervalMs: h.cfg.SweepInterval.Milliseconds(),
+			KeepaliveMs: h.cfg.KeepaliveInterval.Milliseconds(), ActionTimeoutMs: h.cfg.ActionTimeout.Milliseconds(),
+			RequestTimeoutMs: h.cfg.RequestTimeout.Milliseconds(),
+			Relay:            relay.Defaults, RelayAvailable: relay.Available, RelayError: relay.Error,
+			Targets: map[string]TargetDiag{},
+		},
+	}
+	if m.AutomationConversations == nil {
+		m.AutomationConversations = []bridgeproto.AutomationConversation{}
+	}
+	h.host.Read(func(s *raftstore.State) {
+		m.ShellRuntime = rawOrNull(s.Browser.ShellRuntime)
+		m.LastActionResult = copyResult(s.Browser.LastActionResult)
+		withRecords := map[string]bool{}
+		for key, r := range s.Browser.Records {
+			cl := s.Browser.Clients[r.ClientID]
+			_, live := liveSeen[r.ClientID]
+			withRecords[r.ClientID] = true
+			v := RecordView{
+				Key: key, ClientID: r.ClientID, Platform: r.Platform, Account: r.Account, Browser: r.Browser, Host: r.Host,
+				View: ViewPersistedOnly, Status: h.status(now, r, cl, liveSeen), Connected: live,
+				CredentialFingerprint: r.CredentialFingerprint, HeaderNames: append([]string{}, r.HeaderNames...),
+				HeaderCount: r.HeaderCount, CookieCount: r.CookieCount,
+				Endpoints:        append([]raftstore.BrowserEndpoint{}, r.Endpoints...),
+				EndpointMetadata: endpointMeta(r),
+				Timestamps: Timestamps{
+					FirstSeenAt: tp(r.FirstSeenAt), UpdatedAt: tp(r.UpdatedAt), CredentialsAt: tp(r.CredentialsAt),
+					EndpointsAt: tp(r.EndpointsAt), LastActivityAt: tp(r.LastActivityAt), LastStaleSweepAt: tp(r.LastStaleSweepAt),
+				},
+				ShellRuntime: nullJSON,
+			}
+			if live {
+				v.View = ViewActiveAndPersisted
+			}
+			if cl != nil {
+				v.Timestamps.ConnectedAt, v.Timestamps.DisconnectedAt, v.Timestamps.LastSeenAt = tp(cl.LastConnectedAt), tp(cl.LastDisconnectedAt), tp(cl.LastSeenAt)
+				v.ShellRuntime = rawOrNull(cl.ShellRuntime)
+				v.LastActionResult = copyResult(cl.LastActionResult)
+				if v.Browser == "" {
+					v.Browser = cl.Browser
+				}
+			}
+			if seen, ok := liveSeen[r.ClientID]; ok {
+				v.Timestamps.LastSeenAt = tp(seen)
+			}
+			countStatus(&m.Summary, v.Status)
+			d := TargetDiag{
+				Platform: r.Platform, ClientID: r.ClientID, Account: r.Account, Status: v.Status,
+				LastActivityAt: tp(r.LastActivityAt), LastActivityKind: r.LastActivityKind,
+				StaleSweepCount: r.StaleSweepCount, LastStaleSweepAt: tp(r.LastStaleSweepAt), LastStaleSweepStatus: r.LastStaleSweepStatus,
+			}
+			if t, ok := h.activity.recordTouch(key); ok && t.At.After(r.LastActivityAt) {
+				d.LastActivityAt, d.LastActivityKind = tp(t.At), t.Kind
+			}
+			m.Policy.Targets[key] = d
+			if f.match(v) {
+				m.Records = append(m.Records, v)
+			}
+		}
+		// Relay state of targets without a record (a raw relay to a client
+		// that never captured that platform).
+		for key, rt := range s.Relay.Targets {
+			d, ok := m.Policy.Targets[key]
+			if !ok {
+				d = TargetDiag{}
+			}
+			c := *rt
+			d.Relay = &c
+			m.Policy.Targets[key] = d
+		}
+		for id, cl := range s.Browser.Clients {
+			_, live := liveSeen[id]
+			cv := ClientView{
+				ClientID: id, Browser: cl.Browser, ExtensionVersion: cl.ExtensionVersion, Connected: live, Remote: remotes[id],
+				LastConnectedAt: tp(cl.LastConnectedAt), LastDisconnectedAt: tp(cl.LastDisconnectedAt), LastSeenAt: tp(cl.LastSeenAt),
+				ShellRuntime: rawOrNull(cl.ShellRuntime), LastActionResult: copyResult(cl.LastActionResult),
+			}
+			if seen, ok := liveSeen[id]; ok {
+				cv.LastSeenAt = tp(seen)
+			}
+			if f.ClientID == "" || f.ClientID == id {
+				if f.Browser == "" || f.Browser == cl.Browser {
+					m.Clients = append(m.Clients, cv)
+				}
+			}
+			// A paired client that has not captured anything yet is only live.
+			if live && !withRecords[id] {
+				v := RecordView{
+					Key: raftstore.RecordKey(id, "", ""), ClientID: id, Browser: cl.Browser, View: ViewActiveOnly, Connected: true,
+					Status: raftstore.StatusFresh, HeaderNames: []string{}, Endpoints: []raftstore.BrowserEndpoint{},
+					EndpointMetadata: EndpointMetadata{Methods: []string{}, Kinds: []string{}},
+					Timestamps:       Timestamps{ConnectedAt: tp(cl.LastConnectedAt), LastSeenAt: tp(liveSeen[id])},
+					ShellRuntime:     rawOrNull(cl.ShellRuntime), LastActionResult: copyResult(cl.LastActionResult),
+				}
+				if now.Sub(liveSeen[id]) > h.cfg.StaleAfter {
+					v.Status = raftstore.StatusStale
+				}
+				countStatus(&m.Summary, v.Status)
+				if f.match(v) {
+					m.Records = append(m.Records, v)
+				}
+			}
+		}
+	})
+	for key, l := range relay.Live {
+		d := m.Policy.Targets[key]
+		d.InFlight, d.Waiting = l.InFlight, l.Waiting
+		m.Policy.Targets[key] = d
+	}
+	m.Summary.Connected = len(liveSeen)
+	m.Summary.Records = m.Summary.Fresh + m.Summary.Stale + m.Summary.Lost
+	sort.Slice(m.Records, func(i, j int) bool { return m.Records[i].Key < m.Records[j].Key })
+	sort.Slice(m.Clients, func(i, j int) bool { return m.Clients[i].ClientID < m.Clients[j].ClientID })
+	return m
+}
+
+func countStatus(s *Summary, st string) {
+	switch st {
+	case raftstore.StatusFresh:
+		s.Fresh++
+	case raftstore.StatusStale:
+		s.Stale++
+	case raftstore.StatusLost:
+		s.Lost++
+	}
+}
+
+func (f Filter) match(v RecordView) bool {
+	eq := func(want, got string) bool { return want == "" || want == got }
+	return eq(f.Platform, v.Platform) && eq(f.Account, v.Account) && eq(f.Browser, v.Browser) &&
+		eq(f.ClientID, v.ClientID) && eq(f.Host, v.Host) && eq(f.Status, v.Status)
+}
+
+func endpointMeta(r *raftstore.BrowserRecord) EndpointMetadata {
+	em := EndpointMetadata{Count: len(r.Endpoints), Host: r.Host, CapturedAt: r.EndpointsAt, Methods: []string{}, Kinds: []string{}}
+	methods, kinds := map[string]bool{}, map[string]bool{}
+	for _, e := range r.Endpoints {
+		if e.Streaming {
+			em.StreamingCount++
+		}
+		methods[e.Method] = true
+		if e.Kind != "" {
+			kinds[e.Kind] = true
+		}
+	}
+	for k := range methods {
+		em.Methods = append(em.Methods, k)
+	}
+	for k := range kinds {
+		em.Kinds = append(em.Kinds, k)
+	}
+	sort.Strings(em.Methods)
+	sort.Strings(em.Kinds)
+	return em
+}

@@ -1,0 +1,169 @@
+package supervisor
+
+import (
+	"context"
+	"time"
+
+	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/shared/bridgeproto"
+	"github.com/svcd/svcd/shared/systemstate"
+	"github.com/svcd/svcd/supervisor/bridge"
+	"github.com/svcd/svcd/workers/relay"
+)
+
+// browserSide is the supervisor's browser area: the WebSocket hub, the
+// relay engine (in-process or the relay worker) and the flusher that
+// persists relay state through raft.
+type browserSide struct {
+	hub     *bridge.Hub
+	relay   relay.Relay
+	flusher *relay.Flusher
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// startBrowser builds the hub and the relay and registers their shutdown.
+func (s *Server) startBrowser(ctx context.Context) error {
+	peers, err := s.cfg.BrowserPeerNets()
+	if err != nil {
+		return err
+	}
+	pairing := s.cfg.BrowserPairingToken
+	if pairing == "" {
+		pairing = s.token
+	}
+	hub := bridge.New(bridge.Config{
+		PairingToken:      pairing,
+		AllowedOrigins:    s.cfg.BrowserOrigins(),
+		AllowedPeers:      peers,
+		KeepaliveInterval: ms64(s.cfg.BrowserKeepaliveMs),
+		MaxMessageBytes:   s.cfg.BrowserMaxMessageBytes,
+		ActionTimeout:     ms64(s.cfg.BrowserActionTimeoutMs),
+		RequestTimeout:    ms64(s.cfg.BrowserRequestTimeoutMs),
+		StaleAfter:        ms64(s.cfg.BrowserStaleAfterMs),
+		LostAfter:         ms64(s.cfg.BrowserLostAfterMs),
+		SweepInterval:     ms64(s.cfg.BrowserSweepIntervalMs),
+	}, bridgeHost{s}, s.log.Named("bridge"))
+
+	policy := s.relayPolicy()
+	rl := s.relayBackend(policy)
+	b := &browserSide{hub: hub, relay: rl, done: make(chan struct{})}
+	b.flusher = relay.NewFlusher(rl, ms64(policy.FlushIntervalMs), s.saveRelayStates, func(err error) {
+		s.log.Debug("relay state flush failed", "error", err)
+	})
+	// Restore persisted windows, backoff and breakers before the first request.
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	if err := rl.Restore(rctx, s.persistedRelayStates()); err != nil {
+		s.log.Warn("relay state not restored into the engine yet", "error", err)
+	}
+	cancel()
+
+	fctx, fcancel := context.WithCancel(context.Background())
+	b.cancel = fcancel
+	go func() {
+		defer close(b.done)
+		b.flusher.Run(fctx)
+	}()
+	hub.Start()
+	s.browser = b
+	s.modeHooks = append(s.modeHooks, hub.BroadcastSnapshot)
+	s.onClose(func() error {
+		err := hub.Close()
+		b.cancel()
+		<-b.done
+		return err
+	})
+	return nil
+}
+
+func ms64(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// relayPolicy is the configured relay policy with defaults filled in.
+func (s *Server) relayPolicy() relay.Policy {
+	return relay.Policy{
+		WindowMs: s.cfg.RelayWindowMs, WindowMax: int(s.cfg.RelayWindowMax), MaxInFlight: int(s.cfg.RelayMaxInFlight),
+		MaxWaitMs: s.cfg.RelayMaxWaitMs, BackoffBaseMs: s.cfg.RelayBackoffBaseMs, BackoffMaxMs: s.cfg.RelayBackoffMaxMs,
+		BreakerFailures: int(s.cfg.RelayBreakerFailures), BreakerOpenMs: s.cfg.RelayBreakerOpenMs, FlushIntervalMs: s.cfg.RelayFlushIntervalMs,
+	}.WithDefaults()
+}
+
+// relayBackend is the engine the supervisor talks to.
+func (s *Server) relayBackend(p relay.Policy) relay.Relay {
+	return relay.NewEngine(p)
+}
+
+func (s *Server) persistedRelayStates() []relay.TargetState {
+	var out []relay.TargetState
+	s.node.Read(func(st *raftstore.State) {
+		for _, t := range st.Relay.Targets {
+			out = append(out, fromStoreTarget(*t))
+		}
+	})
+	return out
+}
+
+func (s *Server) saveRelayStates(ctx context.Context, states []relay.TargetState) error {
+	p := raftstore.RelaySave{Targets: make([]raftstore.RelayTarget, len(states))}
+	for i, t := range states {
+		p.Targets[i] = toStoreTarget(t)
+	}
+	_, err := s.apply(ctx, raftstore.CmdRelaySave, p)
+	return err
+}
+
+func msTime(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(n).UTC()
+}
+
+func timeMs(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func toStoreTarget(t relay.TargetState) raftstore.RelayTarget {
+	return raftstore.RelayTarget{
+		Target: t.Target, WindowStart: msTime(t.WindowStartMs), WindowCount: t.WindowCount,
+		BackoffUntil: msTime(t.BackoffUntilMs), BackoffLevel: t.BackoffLevel,
+		Breaker: t.Breaker, BreakerFailures: t.BreakerFailures, BreakerOpenedAt: msTime(t.BreakerOpenedMs),
+		LastStatus: t.LastStatus, LastOutcomeAt: msTime(t.LastOutcomeMs), Admitted: t.Admitted, Refused: t.Refused,
+	}
+}
+
+func fromStoreTarget(t raftstore.RelayTarget) relay.TargetState {
+	return relay.TargetState{
+		Target: t.Target, WindowStartMs: timeMs(t.WindowStart), WindowCount: t.WindowCount,
+		BackoffUntilMs: timeMs(t.BackoffUntil), BackoffLevel: t.BackoffLevel,
+		Breaker: t.Breaker, BreakerFailures: t.BreakerFailures, BreakerOpenedMs: timeMs(t.BreakerOpenedAt),
+		LastStatus: t.LastStatus, LastOutcomeMs: timeMs(t.LastOutcomeAt), Admitted: t.Admitted, Refused: t.Refused,
+	}
+}
+
+// bridgeHost lends the hub the supervisor's one write path, its FSM reads,
+// and the shared system-state assembly and mode switch.
+type bridgeHost struct{ s *Server }
+
+func (h bridgeHost) Apply(ctx context.Context, typ string, payload any) (any, error) {
+	return h.s.apply(ctx, typ, payload)
+}
+
+func (h bridgeHost) Read(fn func(*raftstore.State)) { h.s.node.Read(fn) }
+
+func (h bridgeHost) SystemState() systemstate.State { return h.s.SystemState() }
+
+func (h bridgeHost) SetMode(ctx context.Context, mode, by, reason string) (systemstate.State, error) {
+	if _, err := h.s.SetMode(ctx, raftstore.SetSystemMode{Mode: mode, RequestedBy: by, Reason: reason}); err != nil {
+		return systemstate.State{}, err
+	}
+	return h.s.SystemState(), nil
+}
+
+// AutomationConversations is empty until the renewal area exists; the hub
+// already carries the field so plugin overlays can rely on it.
+func (h bridgeHost) AutomationConversations() []bridgeproto.AutomationConversation {
+	return []bridgeproto.AutomationConversation{}
+}
