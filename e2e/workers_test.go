@@ -1,0 +1,294 @@
+package e2e
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/svcd/svcd/e2e/harness"
+)
+
+// pollHealthz hits /healthz every 20 ms until stop closes and returns how
+// many probes failed and how many were made.
+func pollHealthz(d *harness.Daemon, stop <-chan struct{}) (failures, total *atomic.Int64, done <-chan struct{}) {
+	failures, total = &atomic.Int64{}, &atomic.Int64{}
+	ch := make(chan struct{})
+	client := &http.Client{Timeout: time.Second}
+	go func() {
+		defer close(ch)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			total.Add(1)
+			resp, err := client.Get(d.URL + "/healthz")
+			if err != nil {
+				failures.Add(1)
+			} else {
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 || string(b) != "ok" {
+					failures.Add(1)
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	return failures, total, ch
+}
+
+func TestWorkersList(t *testing.T) {
+	t.Parallel()
+	d := harness.Start(t, harness.Options{})
+	w := hostopsWorker(t, d)
+	if w.State != "running" || w.Pid <= 0 || w.StartedAt == "" || w.Restarts != 0 || w.LastExit != nil {
+		t.Fatalf("fresh worker: %+v", w)
+	}
+	if !alive(w.Pid) {
+		t.Fatalf("worker pid %d is not running", w.Pid)
+	}
+}
+
+func TestWorkerSIGKILLDuringExec(t *testing.T) {
+	t.Parallel()
+	d := harness.Start(t, harness.Options{})
+	before := hostopsWorker(t, d)
+	pidFile := filepath.Join(t.TempDir(), "pids")
+
+	stop := make(chan struct{})
+	failures, total, polled := pollHealthz(d, stop)
+
+	type answer struct {
+		status int
+		body   []byte
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		resp := d.DoAuth("POST", "/v1/exec", map[string]any{"command": fmt.Sprintf("sleep 300 & echo $! > %s; echo $$ >> %s; sleep 300", pidFile, pidFile)})
+		answered <- answer{resp.Status, resp.Body}
+	}()
+	pids := readPids(t, pidFile, 2, 5*time.Second)
+	if err := syscall.Kill(before.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killedAt := time.Now()
+
+	var a answer
+	select {
+	case a = <-answered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the exec in flight did not answer after its worker was killed")
+	}
+	var env envelope[any]
+	if err := jsonUnmarshal(a.body, &env); err != nil || a.status != 503 || env.OK || env.Error.Code != "worker_crashed" || env.Error.Message == "" {
+		t.Fatalf("call on the killed worker: %d %s", a.status, a.body)
+	}
+	// The next exec succeeds within a second of the kill.
+	var next opOutcome[execRes]
+	for {
+		resp := d.DoAuth("POST", "/v1/exec", map[string]any{"command": "echo back"})
+		if resp.Status == 200 {
+			var e envelope[opOutcome[execRes]]
+			resp.Decode(t, &e)
+			next = e.Data
+			break
+		}
+		if time.Since(killedAt) > time.Second {
+			t.Fatalf("exec still failing %s after the worker was killed: %d %s", time.Since(killedAt), resp.Status, resp.Body)
+		}
+	}
+	if !next.OK || next.Result.Stdout != "back\n" || time.Since(killedAt) > time.Second {
+		t.Fatalf("next exec: %+v after %s", next, time.Since(killedAt))
+	}
+	waitDead(t, 2*time.Second, "commands of the killed worker", pids...)
+
+	after := waitWorker(t, d, 2*time.Second, "restarted", func(w workerInfo) bool { return w.State == "running" && w.Pid != before.Pid })
+	if after.Restarts != 1 || after.LastExit == nil || after.LastExit.Signal != "SIGKILL" || after.LastExit.Pid != before.Pid || after.LastExit.At == "" {
+		t.Fatalf("worker after the kill: %+v (last exit %+v)", after, after.LastExit)
+	}
+	time.Sleep(100 * time.Millisecond)
+	close(stop)
+	<-polled
+	if failures.Load() != 0 || total.Load() < 5 {
+		t.Fatalf("/healthz failed %d of %d probes while the worker was down", failures.Load(), total.Load())
+	}
+}
+
+func TestRollingRestartUnderLoadFailsNoCall(t *testing.T) {
+	t.Parallel()
+	d := harness.Start(t, harness.Options{})
+	before := hostopsWorker(t, d)
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var calls, failed atomic.Int64
+	var firstFailure atomic.Value
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				cmd := "echo ok"
+				if n%3 == 0 {
+					cmd = "sleep 0.3; echo ok" // in flight across the switch
+				}
+				resp := d.DoAuth("POST", "/v1/exec", map[string]any{"command": cmd})
+				calls.Add(1)
+				var e envelope[opOutcome[execRes]]
+				if jsonUnmarshal(resp.Body, &e) != nil || resp.Status != 200 || !e.Data.OK || e.Data.Result.Stdout != "ok\n" {
+					failed.Add(1)
+					firstFailure.CompareAndSwap(nil, fmt.Sprintf("%d %s", resp.Status, resp.Body))
+				}
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	pids := map[int]bool{before.Pid: true}
+	for i := 0; i < 3; i++ {
+		resp := d.DoAuth("POST", "/v1/workers/restart", map[string]any{"worker": "hostops"})
+		if resp.Status != 200 {
+			t.Fatalf("restart %d: %d %s", i, resp.Status, resp.Body)
+		}
+		w := hostopsWorker(t, d)
+		if pids[w.Pid] || w.State != "running" {
+			t.Fatalf("restart %d did not bring a new instance: %+v", i, w)
+		}
+		pids[w.Pid] = true
+		time.Sleep(200 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	if failed.Load() != 0 {
+		t.Fatalf("%d of %d calls failed during rolling restarts; first: %v", failed.Load(), calls.Load(), firstFailure.Load())
+	}
+	if calls.Load() < 20 {
+		t.Fatalf("only %d calls made", calls.Load())
+	}
+	w := hostopsWorker(t, d)
+	if w.Restarts != 3 {
+		t.Fatalf("restarts = %d, want 3", w.Restarts)
+	}
+	// Old instances are gone.
+	for pid := range pids {
+		if pid != w.Pid {
+			waitDead(t, 3*time.Second, "replaced worker instance", pid)
+		}
+	}
+	if resp := d.DoAuth("POST", "/v1/workers/restart", map[string]any{"worker": "all"}); resp.Status != 200 {
+		t.Fatalf("restart all: %d %s", resp.Status, resp.Body)
+	}
+	if resp := d.DoAuth("POST", "/v1/workers/restart", map[string]any{"worker": "nope"}); resp.Status != 422 {
+		t.Fatalf("restart of an unknown worker: %d %s", resp.Status, resp.Body)
+	}
+}
+
+func TestNothingOutlivesSupervisorSIGKILL(t *testing.T) {
+	t.Parallel()
+	d := harness.Start(t, harness.Options{})
+	w := hostopsWorker(t, d)
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	go func() {
+		// The answer never comes: the daemon is killed under it.
+		req, _ := http.NewRequest("POST", d.URL+"/v1/exec", stringsReader(fmt.Sprintf(`{"command":"sleep 300 & echo $! > %s; echo $$ >> %s; sleep 300"}`, pidFile, pidFile)))
+		req.Header.Set("Authorization", "Bearer "+d.Token)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	pids := readPids(t, pidFile, 2, 5*time.Second)
+	for _, p := range append(pids, w.Pid) {
+		if !alive(p) {
+			t.Fatalf("process %d not running before the kill", p)
+		}
+	}
+	d.Kill() // SIGKILL to the supervisor only, not its process group
+	waitDead(t, 3*time.Second, "worker and exec children after SIGKILL of the supervisor", append(pids, w.Pid)...)
+}
+
+func TestCrashLoopMarksWorkerFailed(t *testing.T) {
+	t.Parallel()
+	d := harness.Start(t, harness.Options{Env: []string{
+		"SVC_WORKER_CRASH_LOOP_COUNT=3", "SVC_WORKER_CRASH_LOOP_WINDOW_MS=60000", "SVC_WORKER_BACKOFF_BASE_MS=10",
+	}})
+	for i := 0; i < 3; i++ {
+		w := waitWorker(t, d, 3*time.Second, "running", func(w workerInfo) bool { return w.State == "running" })
+		syscall.Kill(w.Pid, syscall.SIGKILL)
+		waitWorker(t, d, 3*time.Second, "gone", func(x workerInfo) bool { return x.Pid != w.Pid })
+	}
+	failed := waitWorker(t, d, 3*time.Second, "failed", func(w workerInfo) bool { return w.State == "failed" })
+	if failed.Pid != 0 || failed.LastExit == nil || failed.LastExit.Signal != "SIGKILL" {
+		t.Fatalf("failed worker: %+v", failed)
+	}
+	// Every surface says so.
+	var health envelope[struct {
+		Status        string   `json:"status"`
+		FailedWorkers []string `json:"failed_workers"`
+	}]
+	d.Do("GET", "/health", nil).Decode(t, &health)
+	if health.Data.Status != "degraded" || len(health.Data.FailedWorkers) != 1 || health.Data.FailedWorkers[0] != "hostops" {
+		t.Fatalf("/health: %+v", health.Data)
+	}
+	var rt envelope[struct {
+		Workers []workerInfo `json:"workers"`
+	}]
+	d.Do("GET", "/v1/runtime", nil).Decode(t, &rt)
+	if len(rt.Data.Workers) != 1 || rt.Data.Workers[0].State != "failed" {
+		t.Fatalf("/v1/runtime workers: %+v", rt.Data.Workers)
+	}
+	var st envelope[struct {
+		Workers []struct {
+			Name  string `json:"name"`
+			State string `json:"state"`
+		} `json:"workers"`
+	}]
+	d.Do("GET", "/v1/status", nil).Decode(t, &st)
+	if len(st.Data.Workers) != 1 || st.Data.Workers[0].State != "failed" {
+		t.Fatalf("/v1/status workers: %+v", st.Data.Workers)
+	}
+	if ui := d.Do("GET", "/v1/status/ui", nil); !bytesContains(ui.Body, "failed") {
+		t.Fatalf("status panel does not show the failed worker")
+	}
+	if logs := d.Logs(); !stringsContains(logs, "crash-looping") {
+		t.Fatalf("the log does not say the worker crash-loops:\n%s", logs)
+	}
+	resp := d.DoAuth("POST", "/v1/exec", map[string]any{"command": "true"})
+	var e envelope[any]
+	resp.Decode(t, &e)
+	if resp.Status != 503 || e.Error.Code != "worker_failed" {
+		t.Fatalf("exec on a failed worker: %d %s", resp.Status, resp.Body)
+	}
+	// An operator restart revives it.
+	if resp := d.DoAuth("POST", "/v1/workers/restart", map[string]any{"worker": "hostops"}); resp.Status != 200 {
+		t.Fatalf("restart of a failed worker: %d %s", resp.Status, resp.Body)
+	}
+	if r := execCall(t, d, map[string]any{"command": "echo revived"}); !r.OK || r.Result.Stdout != "revived\n" {
+		t.Fatalf("exec after revival: %+v", r)
+	}
+	d.Do("GET", "/health", nil).Decode(t, &health)
+	if health.Data.Status != "ok" || len(health.Data.FailedWorkers) != 0 {
+		t.Fatalf("/health after revival: %+v", health.Data)
+	}
+}
+
+func TestGracefulShutdownStopsWorker(t *testing.T) {
+	t.Parallel()
+	d := harness.Start(t, harness.Options{})
+	w := hostopsWorker(t, d)
+	if err := d.Terminate(15 * time.Second); err != nil {
+		t.Fatalf("SIGTERM: %v\n%s", err, d.Logs())
+	}
+	waitDead(t, 2*time.Second, "worker after SIGTERM of the supervisor", w.Pid)
+}
