@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/shared/bridgeproto"
 	"github.com/svcd/svcd/supervisor/bridge"
@@ -105,7 +106,11 @@ func (s *Server) relayInfo(ctx context.Context) bridge.RelayInfo {
 	for k, v := range st.Live {
 		live[k] = bridge.RelayLive{InFlight: v.InFlight, Waiting: v.Waiting}
 	}
-	return bridge.RelayInfo{Available: true, Defaults: st.Policy, Live: live}
+	targets := make(map[string]raftstore.RelayTarget, len(st.Targets))
+	for k, v := range st.Targets {
+		targets[k] = toStoreTarget(v)
+	}
+	return bridge.RelayInfo{Available: true, Defaults: st.Policy, Live: live, Targets: targets}
 }
 
 // handleBrowserAction serves /v1/browser/actions and, with fixed set, the

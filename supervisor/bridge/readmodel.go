@@ -28,6 +28,9 @@ type RelayInfo struct {
 	Error     string
 	Defaults  any
 	Live      map[string]RelayLive
+	// Targets is the engine's current state per target; when the engine is
+	// unavailable the read model falls back to the persisted state.
+	Targets map[string]raftstore.RelayTarget
 }
 
 // RelayLive is a target's in-process load.
@@ -249,11 +252,17 @@ func (h *Hub) ReadModel(f Filter, relay RelayInfo) ReadModel {
 		// Relay state of targets without a record (a raw relay to a client
 		// that never captured that platform).
 		for key, rt := range s.Relay.Targets {
-			d, ok := m.Policy.Targets[key]
-			if !ok {
-				d = TargetDiag{}
-			}
+			d := m.Policy.Targets[key]
 			c := *rt
+			d.Relay = &c
+			m.Policy.Targets[key] = d
+		}
+		for key, rt := range relay.Targets {
+			d := m.Policy.Targets[key]
+			c := rt
+			if d.Relay != nil {
+				c.UpdatedAt = d.Relay.UpdatedAt
+			}
 			d.Relay = &c
 			m.Policy.Targets[key] = d
 		}

@@ -179,12 +179,14 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	live := map[string]Live{}
+	targets := make(map[string]TargetState, len(e.targets))
 	for name, t := range e.targets {
 		if t.inFlight > 0 || t.waiting > 0 {
 			live[name] = Live{InFlight: t.inFlight, Waiting: t.waiting}
 		}
+		targets[name] = t.TargetState
 	}
-	return Status{Policy: e.policy, Live: live}, nil
+	return Status{Policy: e.policy, Live: live, Targets: targets}, nil
 }
 
 // TakeDirty implements Relay.

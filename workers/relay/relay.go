@@ -72,6 +72,7 @@ type Live struct {
 
 // Status is the engine's policy and live counters.
 type Status struct {
-	Policy Policy          `json:"policy"`
-	Live   map[string]Live `json:"live"`
+	Policy  Policy                 `json:"policy"`
+	Live    map[string]Live        `json:"live"`
+	Targets map[string]TargetState `json:"targets"` // the engine's current view, ahead of the last flush
 }
