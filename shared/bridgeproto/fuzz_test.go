@@ -2,13 +2,15 @@ package bridgeproto
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
 
 // FuzzParse checks that no input makes the parser panic, that an accepted
 // message re-encodes as JSON of its own type, and that a refusal never
-// quotes the marker value planted in the input.
+// quotes the marker value planted in the input (ref_id may echo a
+// request id, which is an identifier, not a value).
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"type":"hello","token":"t","clientId":"c1"}`))
 	f.Add([]byte(`{"type":"credentials","platform":"platform_a","headers":{"cookie":"SECRETV"}}`))
@@ -22,6 +24,10 @@ func FuzzParse(f *testing.F) {
 			}
 			if strings.Contains(err.Error(), "SECRETV") {
 				t.Fatalf("error quotes input value: %v", err)
+			}
+			var pe *ParseError
+			if errors.As(err, &pe) && strings.Contains(pe.RefType, "SECRETV") {
+				t.Fatalf("error refers to input value: %+v", pe)
 			}
 			return
 		}

@@ -78,12 +78,9 @@ func Parse(data []byte) (Message, error) {
 	}
 	mk, ok := inbound[typ]
 	if !ok {
-		if len(typ) > MaxIDLen {
-			typ = typ[:MaxIDLen]
-		}
-		// The type goes into ref_type, not the message text: the text is
-		// logged, and an arbitrary string from the wire has no place there.
-		return nil, &ParseError{Code: "unknown_type", Field: "type", Message: "unknown message type; see docs/bridge-protocol.md", RefType: typ}
+		// Neither the message text nor ref_type echoes an unknown type: it
+		// is an arbitrary string from the wire and both end up in logs.
+		return nil, &ParseError{Code: "unknown_type", Field: "type", Message: "unknown message type; see docs/bridge-protocol.md"}
 	}
 	m := mk()
 	dec := json.NewDecoder(bytes.NewReader(data))
