@@ -99,6 +99,8 @@ func (s *Server) handleDescribeScope(scope string) HandlerFn {
 				"auth":   "Authorization: Bearer <SVC_SHARED_TOKEN>; missing or wrong gives 401 before anything runs",
 				"result": "outcome in data.ok, payload in data.result",
 				"routes": s.docs(func(rt Route) bool { return rt.Area == "hostops" }),
+				"limits": s.hostopsLimits(),
+				"notes":  hostopsNotes,
 			}
 		} else {
 			doc["description"] = "Business topics: relayed browser requests, agent sessions, renewal automation and read-only queries."

@@ -360,3 +360,28 @@ func leaseError(err error) error {
 	}
 	return err
 }
+
+// hostopsLimits is the describe document's view of the host-operation caps.
+func (s *Server) hostopsLimits() map[string]any {
+	return map[string]any{
+		"timeoutMs_default":      DefaultExecTimeoutMs,
+		"timeoutMs_max":          s.cfg.ExecTimeoutMaxMs,
+		"exec_output_cap_bytes":  s.cfg.ExecOutputCap,
+		"files_read_cap_bytes":   s.cfg.FilesReadCap,
+		"files_write_cap_bytes":  s.cfg.FilesWriteCap,
+		"files_write_body_cap":   s.filesWriteBodyCap(),
+		"allowed_roots":          s.cfg.HostopsRoots,
+		"overwrite_default":      true,
+		"create_parents_default": false,
+		"encodings":              []string{hostops.EncodingUTF8, hostops.EncodingBase64},
+	}
+}
+
+// hostopsNotes are the choices SPEC.md leaves open, stated for callers.
+var hostopsNotes = []string{
+	"exec runs /bin/sh -c in its own process group with stdin on /dev/null; timeout, client disconnect and the shell's exit kill the whole group",
+	"data.result of exec always has stdout, stderr, exitCode (-1 when signalled), signal (null or e.g. SIGKILL), durationMs, startedAt, finishedAt, timedOut; stdoutTruncated/stderrTruncated flag the output cap; invalid UTF-8 is replaced and the exact bytes added as stdoutBase64/stderrBase64",
+	"when data.ok is false, data.error and data.code say why (codes such as non_zero_exit, timed_out, not_found, is_directory, too_large, not_utf8, exists, parent_not_found)",
+	"writes are atomic (temporary file, fsync, rename) and keep an existing file's mode",
+	"a 503 worker_crashed means the hostops worker died during the call; retry it",
+}
