@@ -342,11 +342,16 @@ func TestStatusWrapper(t *testing.T) {
 	if r := harness.Do(t, "GET", base+"/describe", nil); r.Status != 200 || !strings.Contains(string(r.Body), "/v1/status/ui") {
 		t.Fatalf("wrapper /describe = %d %s", r.Status, r.Body)
 	}
-	// The wrapper's JSON equals the daemon's own, but for source and time.
+	// The wrapper's JSON equals the daemon's own, but for source and time,
+	// and workers: the wrapper reads only /v1/system/state (SPEC.md), so it
+	// cannot know the daemon's worker processes.
 	var mine, daemons envelope[map[string]any]
 	harness.Do(t, "GET", base+"/v1/status", nil).Decode(t, &mine)
 	d.Do("GET", "/v1/status", nil).Decode(t, &daemons)
-	for _, k := range []string{"generated_at", "source"} {
+	if _, ok := daemons.Data["workers"]; !ok {
+		t.Fatalf("daemon /v1/status has no workers: %v", daemons.Data)
+	}
+	for _, k := range []string{"generated_at", "source", "workers"} {
 		delete(mine.Data, k)
 		delete(daemons.Data, k)
 	}
