@@ -295,7 +295,8 @@ func TestBrowserActions(t *testing.T) {
 	wantError(t, d.Do("POST", "/v1/browser/actions", map[string]any{"action": "plugin_status", "clientId": "ghost"}), 409, "unknown_client")
 
 	// Legacy open and reload are tab_open and tab_reload on platform_a.
-	for route, action := range map[string]string{"open": "tab_open", "reload": "tab_reload"} {
+	for _, ra := range [][2]string{{"open", "tab_open"}, {"reload", "tab_reload"}} {
+		route, action := ra[0], ra[1]
 		resp := d.Do("POST", "/v1/browser/platform_a/"+route, nil)
 		var o envelope[map[string]any]
 		resp.Decode(t, &o)

@@ -2,12 +2,15 @@ package supervisor
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/bridgeproto"
 	"github.com/svcd/svcd/shared/systemstate"
 	"github.com/svcd/svcd/supervisor/bridge"
+	"github.com/svcd/svcd/supervisor/workermgr"
 	"github.com/svcd/svcd/workers/relay"
 )
 
@@ -87,10 +90,89 @@ func (s *Server) relayPolicy() relay.Policy {
 	}.WithDefaults()
 }
 
-// relayBackend is the engine the supervisor talks to.
+// relayBackend is the engine the supervisor talks to: the relay worker when
+// the process runs workers, otherwise (tests, relay_in_process) an engine in
+// this process.
 func (s *Server) relayBackend(p relay.Policy) relay.Relay {
-	return relay.NewEngine(p)
+	if s.workers == nil || s.cfg.RelayInProcess {
+		return relay.NewEngine(p)
+	}
+	return &managedRelay{s: s}
 }
+
+// relaySpecs is the relay worker's entry for the worker manager, unless the
+// engine runs in-process.
+func (s *Server) relaySpecs() []workermgr.Spec {
+	if s.cfg.RelayInProcess {
+		return nil
+	}
+	enc, err := relay.EncodePolicy(s.relayPolicy())
+	if err != nil {
+		s.log.Error("relay policy not encodable; relay worker not started", "error", err)
+		return nil
+	}
+	return []workermgr.Spec{{
+		Name:   relay.Name,
+		Plugin: &relay.Plugin{},
+		Env:    []string{relay.PolicyEnv + "=" + enc, "SVCD_WORKER_LOG_LEVEL=" + s.cfg.LogLevel},
+		MaxMsg: relay.MaxMessage(),
+	}}
+}
+
+// managedRelay is relay.Relay over the relay worker. Each call leases the
+// current instance; a new instance (first start or restart after a crash)
+// gets the persisted state restored before its first call, so windows,
+// backoff and breakers survive a worker crash as they survive a restart.
+type managedRelay struct {
+	s   *Server
+	mu  sync.Mutex
+	pid int // the instance that has been restored
+}
+
+// relayCallTimeout bounds a call while the worker is down or restarting:
+// the caller then gets a 503 rather than a hang.
+const relayCallTimeout = 3 * time.Second
+
+func (m *managedRelay) call(ctx context.Context, fn func(relay.Relay) error) error {
+	ctx, cancel := context.WithTimeout(ctx, relayCallTimeout)
+	defer cancel()
+	return workermgr.Call(ctx, m.s.workers, relay.Name, func(r relay.Relay, l *workermgr.Lease) error {
+		m.mu.Lock()
+		if m.pid != l.Pid() {
+			if err := r.Restore(ctx, m.s.persistedRelayStates()); err != nil {
+				m.mu.Unlock()
+				return fmt.Errorf("restore relay state into worker pid %d: %w", l.Pid(), err)
+			}
+			m.pid = l.Pid()
+		}
+		m.mu.Unlock()
+		return fn(r)
+	})
+}
+
+func (m *managedRelay) Admit(ctx context.Context, target string) (d relay.Decision, err error) {
+	err = m.call(ctx, func(r relay.Relay) error { d, err = r.Admit(ctx, target); return err })
+	return d, err
+}
+
+func (m *managedRelay) Report(ctx context.Context, o relay.Outcome) (changed bool, err error) {
+	err = m.call(ctx, func(r relay.Relay) error { changed, err = r.Report(ctx, o); return err })
+	return changed, err
+}
+
+func (m *managedRelay) Status(ctx context.Context) (st relay.Status, err error) {
+	err = m.call(ctx, func(r relay.Relay) error { st, err = r.Status(ctx); return err })
+	return st, err
+}
+
+func (m *managedRelay) TakeDirty(ctx context.Context) (states []relay.TargetState, err error) {
+	err = m.call(ctx, func(r relay.Relay) error { states, err = r.TakeDirty(ctx); return err })
+	return states, err
+}
+
+// Restore is a no-op here: every new instance is restored from the FSM on
+// its first call, which is the only state a worker may start from.
+func (m *managedRelay) Restore(ctx context.Context, _ []relay.TargetState) error { return nil }
 
 func (s *Server) persistedRelayStates() []relay.TargetState {
 	var out []relay.TargetState

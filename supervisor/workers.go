@@ -40,12 +40,12 @@ func (s *Server) startWorkers(ctx context.Context) error {
 		CrashLoopWindow: ms(s.cfg.WorkerCrashLoopWindowMs),
 		HealthInterval:  ms(s.cfg.WorkerHealthIntervalMs),
 		DrainTimeout:    ms(s.cfg.WorkerDrainTimeoutMs),
-	}, workermgr.Spec{
+	}, append([]workermgr.Spec{{
 		Name:   hostops.Name,
 		Plugin: &hostops.Plugin{},
 		Env:    workerEnv,
 		MaxMsg: hcfg.MaxMessage(pluginkit.MessageOverhead),
-	})
+	}}, s.relaySpecs()...)...)
 	if err != nil {
 		return err
 	}
