@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+const browserUsage = "browser ls [filters] | request --platform P [--path /x|--prompt T] [--sse] … | action NAME [--platform P] [--client ID] [key=value…] | cancel --platform P --id ID"
+
+func runBrowser(ctx context.Context, c *client, args []string) error {
+	if len(args) == 0 {
+		return usageError("usage: svcctl " + browserUsage)
+	}
+	switch args[0] {
+	case "ls":
+		return browserLs(ctx, c, args[1:])
+	case "request":
+		return browserRequest(ctx, c, args[1:])
+	case "action":
+		return browserAction(ctx, c, args[1:])
+	case "cancel":
+		return browserCancel(ctx, c, args[1:])
+	}
+	return usageError("browser: unknown subcommand " + args[0] + "; want ls, request, action or cancel")
+}
+
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// browserLs prints GET /v1/browser with its filters.
+func browserLs(ctx context.Context, c *client, args []string) error {
+	fs := newFlags("browser ls")
+	names := []string{"platform", "account", "browser", "client_id", "host", "status"}
+	vals := map[string]*string{}
+	for _, n := range names {
+		vals[n] = fs.String(n, "", "filter by "+n)
+	}
+	client := fs.String("client", "", "alias of -client_id")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		return usageError("usage: svcctl browser ls [--platform P] [--account A] [--browser B] [--client ID] [--host H] [--status fresh|stale|lost]")
+	}
+	if *client != "" {
+		*vals["client_id"] = *client
+	}
+	q := url.Values{}
+	for _, n := range names {
+		if v := *vals[n]; v != "" {
+			q.Set(n, v)
+		}
+	}
+	path := "/v1/browser"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	_, err := c.call(ctx, http.MethodGet, path, nil, false)
+	return err
+}
+
+// browserRequest relays one request; with --sse the events are printed as
+// they arrive.
+func browserRequest(ctx context.Context, c *client, args []string) error {
+	fs := newFlags("browser request")
+	platform := fs.String("platform", "", "platform_a, platform_b or platform_c")
+	path := fs.String("path", "", "path on the platform host")
+	prompt := fs.String("prompt", "", "platform_a completion prompt (without --path)")
+	method := fs.String("method", "", "HTTP method")
+	id := fs.String("id", "", "requestId (generated when empty)")
+	clientID := fs.String("client", "", "pin one browser client")
+	body := fs.String("body", "", "request body as JSON")
+	sse := fs.Bool("sse", false, "stream the answer (responseMode sse)")
+	timeout := fs.Int64("timeout-ms", 0, "how long to wait for the page")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || *platform == "" {
+		return usageError("usage: svcctl browser request --platform P [--path /x | --prompt TEXT] [--method M] [--body JSON] [--id ID] [--client ID] [--sse] [--timeout-ms N]")
+	}
+	req := map[string]any{"platform": *platform}
+	set := func(k, v string) {
+		if v != "" {
+			req[k] = v
+		}
+	}
+	set("path", *path)
+	set("method", *method)
+	set("requestId", *id)
+	set("clientId", *clientID)
+	if fs.Lookup("prompt") != nil && *prompt != "" {
+		req["prompt"] = *prompt
+	}
+	if *body != "" {
+		if !json.Valid([]byte(*body)) {
+			return usageError("--body must be JSON")
+		}
+		req["body"] = json.RawMessage(*body)
+	}
+	if *timeout > 0 {
+		req["timeoutMs"] = *timeout
+	}
+	if !*sse {
+		_, err := c.call(ctx, http.MethodPost, "/v1/browser/request", req, false)
+		return err
+	}
+	req["responseMode"] = "sse"
+	return c.stream(ctx, "/v1/browser/request", req)
+}
+
+// stream posts body and copies an SSE answer to the output line by line; a
+// JSON answer (an error before the stream) is printed like call does.
+func (c *client) stream(ctx context.Context, path string, body any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("daemon at %s: %w", c.base, err)
+	}
+	defer resp.Body.Close()
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		raw, _ := io.ReadAll(resp.Body)
+		c.print(raw)
+		if resp.StatusCode/100 != 2 {
+			return fmt.Errorf("POST %s: %s", path, resp.Status)
+		}
+		return nil
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 8<<20)
+	failed := false
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "event: stream_error" {
+			failed = true
+		}
+		fmt.Fprintln(c.out, line)
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if failed {
+		return fmt.Errorf("stream ended with stream_error")
+	}
+	return nil
+}
+
+// browserAction sends a management action; key=value pairs become options
+// (numbers when they parse as numbers).
+func browserAction(ctx context.Context, c *client, args []string) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return usageError("usage: svcctl browser action NAME [--platform P] [--client ID] [key=value …]")
+	}
+	name := args[0]
+	fs := newFlags("browser action")
+	platform := fs.String("platform", "", "platform_a or platform_b")
+	clientID := fs.String("client", "", "target client")
+	if err := fs.Parse(args[1:]); err != nil {
+		return usageError("usage: svcctl browser action NAME [--platform P] [--client ID] [key=value …]")
+	}
+	body := map[string]any{"action": name}
+	if *platform != "" {
+		body["platform"] = *platform
+	}
+	if *clientID != "" {
+		body["clientId"] = *clientID
+	}
+	for _, kv := range fs.Args() {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return usageError("action options are key=value, got " + kv)
+		}
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			body[k] = n
+		} else if b, err := strconv.ParseBool(v); err == nil {
+			body[k] = b
+		} else {
+			body[k] = v
+		}
+	}
+	_, err := c.call(ctx, http.MethodPost, "/v1/browser/actions", body, false)
+	return err
+}
+
+func browserCancel(ctx context.Context, c *client, args []string) error {
+	fs := newFlags("browser cancel")
+	platform := fs.String("platform", "", "platform of the request")
+	id := fs.String("id", "", "requestId")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || *platform == "" || *id == "" {
+		return usageError("usage: svcctl browser cancel --platform P --id REQUEST_ID")
+	}
+	_, err := c.call(ctx, http.MethodPost, "/v1/browser/request/cancel", map[string]string{"platform": *platform, "requestId": *id}, false)
+	return err
+}

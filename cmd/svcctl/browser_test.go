@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/svcd/svcd/e2e/fakeplugin"
+	"github.com/svcd/svcd/e2e/harness"
+	"github.com/svcd/svcd/shared/bridgeproto"
+)
+
+func TestBrowserCommandsAgainstTheDaemon(t *testing.T) {
+	d := harness.Start(t, harness.Options{})
+	if code, out, _ := svcctl(t, d, "browser", "request", "--platform", "platform_b", "--path", "/api/echo"); code != 1 || !strings.Contains(out, "no_browser_client") {
+		t.Fatalf("no client: exit %d %s", code, out)
+	}
+	plat := fakeplugin.NewPlatform("s")
+	defer plat.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p, _, err := fakeplugin.Dial(ctx, fakeplugin.Options{URL: "ws://" + d.Addr + "/ws/browser", Token: d.Token, ClientID: "cli-1",
+		Platforms: map[string]string{bridgeproto.PlatformB: plat.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+
+	code, out, errOut := svcctl(t, d, "browser", "ls", "--client", "cli-1")
+	if code != 0 || !strings.Contains(out, `"client_id": "cli-1"`) || !strings.Contains(out, `"active_only"`) {
+		t.Fatalf("ls: %d %s %s", code, out, errOut)
+	}
+	code, out, _ = svcctl(t, d, "browser", "request", "--platform", "platform_b", "--path", "/api/echo", "--method", "POST", "--body", `{"x":1}`, "--id", "cli-req")
+	if code != 0 || !strings.Contains(out, `"requestId": "cli-req"`) || !strings.Contains(out, `"status": 200`) {
+		t.Fatalf("request: %d %s", code, out)
+	}
+	code, out, _ = svcctl(t, d, "browser", "request", "--platform", "platform_b", "--path", "/api/stream?n=2", "--sse")
+	if code != 0 || strings.Count(out, "event: stream_event") != 2 || !strings.Contains(out, "event: stream_end") {
+		t.Fatalf("sse: %d %s", code, out)
+	}
+	code, out, _ = svcctl(t, d, "browser", "action", "ws_reconnect", "delay_ms=20", "repeat_count=1")
+	if code != 0 || !strings.Contains(out, `"disconnectMs": 20`) || !strings.Contains(out, `"completed": true`) {
+		t.Fatalf("action: %d %s", code, out)
+	}
+	if code, out, _ = svcctl(t, d, "browser", "action", "explode"); code != 1 || !strings.Contains(out, "invalid_action") {
+		t.Fatalf("bad action: %d %s", code, out)
+	}
+	if code, out, _ = svcctl(t, d, "browser", "cancel", "--platform", "platform_b", "--id", "nope"); code != 1 || !strings.Contains(out, "unknown_request") {
+		t.Fatalf("cancel: %d %s", code, out)
+	}
+	if code, _, _ = svcctl(t, d, "browser", "request"); code != 2 {
+		t.Fatalf("usage error exit %d", code)
+	}
+}
