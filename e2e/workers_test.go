@@ -209,13 +209,20 @@ func TestNothingOutlivesSupervisorSIGKILL(t *testing.T) {
 		}
 	}()
 	pids := readPids(t, pidFile, 2, 5*time.Second)
-	for _, p := range append(pids, w.Pid) {
+	pids = append(pids, w.Pid)
+	// Every worker, not only hostops: each must go with the supervisor.
+	for _, other := range workersOf(t, d) {
+		if other.Pid > 0 && other.Pid != w.Pid {
+			pids = append(pids, other.Pid)
+		}
+	}
+	for _, p := range pids {
 		if !alive(p) {
 			t.Fatalf("process %d not running before the kill", p)
 		}
 	}
 	d.Kill() // SIGKILL to the supervisor only, not its process group
-	waitDead(t, 3*time.Second, "worker and exec children after SIGKILL of the supervisor", append(pids, w.Pid)...)
+	waitDead(t, 3*time.Second, "workers and exec children after SIGKILL of the supervisor", pids...)
 }
 
 func TestCrashLoopMarksWorkerFailed(t *testing.T) {

@@ -1,10 +1,7 @@
 package hostops
 
 import (
-	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -16,8 +13,8 @@ import (
 // process group of every command still running on the way out.
 //
 // The supervisor starts this process with Pdeathsig SIGTERM, so when the
-// supervisor dies (even by SIGKILL) the signal arrives here and the commands'
-// groups are killed before the worker exits.
+// supervisor dies (even by SIGKILL) the signal arrives here and
+// pluginkit.Serve kills the commands' groups before the worker exits.
 func Serve(log hclog.Logger) error {
 	cfg, err := DecodeConfig(os.Getenv(ConfigEnv))
 	if err != nil {
@@ -33,21 +30,12 @@ func Serve(log hclog.Logger) error {
 	if err != nil {
 		return err
 	}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
-	go func() {
-		sig := <-sigs
-		n := impl.KillAll()
-		log.Warn("stopping on signal; killed running commands", "signal", sig.String(), "commands", n)
-		os.Exit(1)
-	}()
-	if os.Getppid() == 1 {
-		// The supervisor died before Pdeathsig was armed.
-		return fmt.Errorf("parent already gone")
+	// On SIGTERM and on a normal stop alike, no command outlives the worker.
+	killAll := func() {
+		if n := impl.KillAll(); n > 0 {
+			log.Warn("killed commands still running at worker stop", "commands", n)
+		}
 	}
-	pluginkit.Serve(Name, &Plugin{Impl: impl}, cfg.MaxMessage(pluginkit.MessageOverhead), log)
-	if n := impl.KillAll(); n > 0 {
-		log.Info("killed commands still running at shutdown", "commands", n)
-	}
+	pluginkit.Serve(Name, &Plugin{Impl: impl}, cfg.MaxMessage(pluginkit.MessageOverhead), log, killAll)
 	return nil
 }

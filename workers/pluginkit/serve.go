@@ -1,6 +1,10 @@
 package pluginkit
 
 import (
+	"os"
+	"os/signal"
+	"syscall"
+
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -14,7 +18,28 @@ const MessageOverhead = 1 << 20
 // maxMsg raises gRPC's 4 MB default on both directions so a payload at the
 // configured cap fits. Nothing may be written to stdout before this call:
 // go-plugin's handshake line is the first thing the supervisor reads there.
-func Serve(name string, p plugin.Plugin, maxMsg int, log hclog.Logger) {
+//
+// The worker manager starts every worker with Pdeathsig SIGTERM, so SIGTERM
+// here means "the supervisor is gone" (or a shutdown by hand): Serve runs
+// onStop (kill what the worker started) and exits. It installs its own
+// handler because svcd's main turns SIGTERM into a context cancel, which a
+// blocked plugin server would never notice — the worker would be orphaned.
+func Serve(name string, p plugin.Plugin, maxMsg int, log hclog.Logger, onStop ...func()) {
+	if os.Getppid() == 1 {
+		// The supervisor died before Pdeathsig was armed: nobody to serve.
+		log.Error("parent process already gone; exiting")
+		os.Exit(1)
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		sig := <-sigs
+		log.Warn("stopping on signal", "signal", sig.String())
+		for _, fn := range onStop {
+			fn()
+		}
+		os.Exit(1)
+	}()
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake(),
 		Plugins:         plugin.PluginSet{name: p},
@@ -24,6 +49,9 @@ func Serve(name string, p plugin.Plugin, maxMsg int, log hclog.Logger) {
 			return grpc.NewServer(opts...)
 		},
 	})
+	for _, fn := range onStop {
+		fn()
+	}
 }
 
 // ClientOptions are the settings of one worker's go-plugin client.
