@@ -76,13 +76,13 @@ func FreePort(t testing.TB) string {
 
 // Options configure one daemon.
 type Options struct {
-	DataDir string   // default: a new t.TempDir()
-	Token   string   // default: a fixed test token passed as SVC_SHARED_TOKEN
+	DataDir string // default: a new t.TempDir()
+	Token   string // default: a fixed test token passed as SVC_SHARED_TOKEN
 	// GeneratedToken starts the daemon with no configured token, so it
 	// generates one into the data dir; Daemon.Token is read from that file.
 	GeneratedToken bool
-	Args    []string // extra flags after "serve"
-	Env     []string // extra KEY=VALUE pairs
+	Args           []string // extra flags after "serve"
+	Env            []string // extra KEY=VALUE pairs
 }
 
 // Daemon is one running `svcd serve`.
