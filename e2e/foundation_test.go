@@ -385,6 +385,7 @@ func TestStatusWrapper(t *testing.T) {
 func TestLogJSONWritesJSONLines(t *testing.T) {
 	d := harness.Start(t, harness.Options{Args: []string{"-log-json"}})
 	d.Do("POST", "/v1/system/pause", map[string]string{"reason": "json log"})
+	d.WaitLog(`"json log"`, 5*time.Second)
 	lines := strings.Split(strings.TrimSpace(d.Logs()), "\n")
 	sawMode := false
 	for _, l := range lines {

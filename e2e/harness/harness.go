@@ -211,6 +211,19 @@ func (d *Daemon) Restart() {
 // Logs is everything the daemon wrote to stdout and stderr so far.
 func (d *Daemon) Logs() string { return d.logs.String() }
 
+// WaitLog waits until the daemon's output contains substr: log lines reach
+// the test through a pipe, a little after the request that caused them.
+func (d *Daemon) WaitLog(substr string, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for !strings.Contains(d.Logs(), substr) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
 // Response is a finished HTTP exchange.
 type Response struct {
 	Status int
