@@ -464,3 +464,29 @@ func TestHostopsHardening(t *testing.T) {
 		t.Fatalf("env allow-list / rlimit: %+v", env.Result)
 	}
 }
+
+func TestFilesWriteCaps(t *testing.T) {
+	t.Parallel()
+	d := harness.Start(t, harness.Options{Args: []string{"-files-write-cap-bytes", "1000"}})
+	path := filepath.Join(t.TempDir(), "capped.txt")
+	for _, tc := range []struct {
+		content string
+		code    string
+	}{
+		{strings.Repeat("x", 1001), "content_too_large"},
+		{strings.Repeat("x", 2<<20), "body_too_large"}, // over this route's body cap (the 1 MiB floor)
+	} {
+		resp := d.DoAuth("POST", "/v1/files/write", map[string]any{"path": path, "content": tc.content})
+		var env envelope[any]
+		resp.Decode(t, &env)
+		if resp.Status != 413 || env.Error.Code != tc.code {
+			t.Fatalf("%d bytes: %d %s", len(tc.content), resp.Status, resp.Body)
+		}
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Fatal("a refused write created the file")
+	}
+	if r := fileCall(t, d, "/v1/files/write", map[string]any{"path": path, "content": strings.Repeat("x", 1000)}); !r.OK {
+		t.Fatalf("write at the cap: %+v", r)
+	}
+}
