@@ -603,6 +603,9 @@ func TestBrowserRelayPolicy(t *testing.T) {
 	if key == "" {
 		t.Fatalf("no target with backoff_level 2: %+v", rm.Policy.Targets)
 	}
+	// State changes are flushed through raft at once but asynchronously;
+	// Restart is a SIGKILL, so give the flush (interval 200 ms) its turn.
+	time.Sleep(600 * time.Millisecond)
 	d.Restart()
 	rm = readModel(t, d, "")
 	tg := rm.Policy.Targets[key]

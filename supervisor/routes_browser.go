@@ -325,7 +325,7 @@ func (s *Server) handleBrowserRequest(fixed string) HandlerFn {
 
 // relayRequest picks the client, asks the relay engine, dispatches and
 // answers buffered or as SSE. The engine hears the outcome in every case.
-func (s *Server) relayRequest(w http.ResponseWriter, r *http.Request, q *browserRequest) error {
+func (s *Server) relayRequest(w http.ResponseWriter, r *http.Request, q *browserRequest) (err error) {
 	hub := s.browser.hub
 	sel, err := hub.Pick(q.ClientID, q.Platform, q.Platform == bridgeproto.PlatformA)
 	if err != nil {
@@ -350,6 +350,12 @@ func (s *Server) relayRequest(w http.ResponseWriter, r *http.Request, q *browser
 	}
 	outcome := relay.Outcome{Target: sel.Target, Cancelled: true}
 	defer func() {
+		// The caller has its answer before the engine hears the outcome:
+		// reporting is bookkeeping and must not add a round trip to it.
+		// (Only on success: an error body is written after we return.)
+		if err == nil {
+			_ = http.NewResponseController(w).Flush()
+		}
 		rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		changed, err := s.browser.relay.Report(rctx, outcome)

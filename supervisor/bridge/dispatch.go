@@ -88,6 +88,11 @@ func (h *Hub) route(c *Conn, id, kind string, m bridgeproto.Message) {
 		c.sendError("unknown_request", "no pending "+kind+" with this id (finished, cancelled or never sent)", m.MsgType(), id)
 		return
 	}
+	if p.ended() {
+		// Cancelled, timed out or overflowed: the plugin has been told;
+		// frames still in flight are dropped quietly.
+		return
+	}
 	if ev, ok := m.(*bridgeproto.StreamEvent); ok {
 		p.mu.Lock()
 		bad := ev.Seq != 0 && ev.Seq <= p.lastSeq
@@ -101,6 +106,9 @@ func (h *Hub) route(c *Conn, id, kind string, m bridgeproto.Message) {
 		}
 	}
 	if !p.deliver(m) {
+		if p.ended() {
+			return
+		}
 		h.log.Warn("relay consumer too slow; cancelling the stream", "request_id", id, "client_id", c.clientID)
 		p.fail("consumer_overflow", "the HTTP caller did not keep up with the stream")
 		c.send(bridgeproto.RequestCancel{Type: bridgeproto.TypeRequestCancel, RequestID: id, Platform: p.Platform, Reason: "consumer_overflow"})

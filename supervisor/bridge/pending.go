@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"sync"
+	"time"
 
 	"github.com/svcd/svcd/shared/bridgeproto"
 )
@@ -56,11 +57,37 @@ func (p *Pending) fail(code, msg string) {
 	})
 }
 
-// deliver hands a frame to the waiting handler without ever blocking the
-// connection's reader: a consumer that cannot keep up loses its stream.
+// deliverWait is how long the connection's reader waits for a full
+// consumer before giving up on it. While it waits the plugin's frames stay
+// in TCP buffers, which is the back-pressure a burst (a fast stream to a
+// slower HTTP caller) needs; a consumer stuck longer loses its stream
+// rather than stalling every other request on the connection.
+const deliverWait = 2 * time.Second
+
+// deliver hands a frame to the waiting handler. It reports false when the
+// consumer did not take it within deliverWait or is gone.
 func (p *Pending) deliver(m bridgeproto.Message) bool {
 	select {
 	case p.C <- m:
+		return true
+	default:
+	}
+	t := time.NewTimer(deliverWait)
+	defer t.Stop()
+	select {
+	case p.C <- m:
+		return true
+	case <-p.done:
+		return false
+	case <-t.C:
+		return false
+	}
+}
+
+// ended reports whether p has finished, failed or been cancelled.
+func (p *Pending) ended() bool {
+	select {
+	case <-p.done:
 		return true
 	default:
 		return false

@@ -81,7 +81,7 @@ func (h *Hub) Send(sel Selection, req bridgeproto.APIRequest) (*Pending, error) 
 		return nil, api.Conflict("duplicate_request_id", "requestId %q is already in flight", clipID(req.RequestID))
 	}
 	req.Type = bridgeproto.TypeAPIRequest
-	p := newPending(req.RequestID, kindRequest, req.Platform, sel.Conn, 256)
+	p := newPending(req.RequestID, kindRequest, req.Platform, sel.Conn, 1024)
 	h.track(p)
 	if !sel.Conn.send(req) {
 		h.Finish(p)
