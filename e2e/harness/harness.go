@@ -57,6 +57,16 @@ func Binary(t testing.TB) string {
 	return binPath
 }
 
+// Main runs a test package's tests, then removes the binary Binary built.
+// Call it from TestMain: os.Exit(harness.Main(m)).
+func Main(m *testing.M) int {
+	code := m.Run()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	return code
+}
+
 // RepoRoot is the module root (the directory holding go.mod).
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
