@@ -13,15 +13,6 @@ import (
 // because the real peer is then somebody else.
 var proxyHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Real-Ip", "Via"}
 
-// cgnat is 100.64.0.0/10, the only private range an allowed peer may be in.
-var cgnat = &net.IPNet{IP: net.IPv4(100, 64, 0, 0).To4(), Mask: net.CIDRMask(10, 32)}
-
-// InCGNAT reports whether n lies inside 100.64.0.0/10 (config validation).
-func InCGNAT(n *net.IPNet) bool {
-	ones, _ := n.Mask.Size()
-	return n.IP.To4() != nil && cgnat.Contains(n.IP) && ones >= 10
-}
-
 // checkUpgrade applies the peer, proxy and Origin rules before the upgrade.
 func (h *Hub) checkUpgrade(r *http.Request) error {
 	for _, name := range proxyHeaders {
