@@ -39,7 +39,7 @@ func (s *Server) startWorkers(ctx context.Context) error {
 		CrashLoopCount:  s.cfg.WorkerCrashLoopCount,
 		CrashLoopWindow: ms(s.cfg.WorkerCrashLoopWindowMs),
 		HealthInterval:  ms(s.cfg.WorkerHealthIntervalMs),
-		DrainTimeout:    ms(s.cfg.WorkerDrainTimeoutMs),
+		DrainTimeout:    s.cfg.DrainTimeout(),
 	}, append([]workermgr.Spec{{
 		Name:   hostops.Name,
 		Plugin: &hostops.Plugin{},

@@ -108,9 +108,19 @@ func Defaults() Config {
 		WorkerCrashLoopWindowMs: 60_000,
 		WorkerBackoffBaseMs:     50,
 		WorkerBackoffMaxMs:      30_000,
-		WorkerDrainTimeoutMs:    30_000,
+		WorkerDrainTimeoutMs:    0, // derived: exec_timeout_max_ms + 5 s (DrainTimeout)
 		WorkerHealthIntervalMs:  2_000,
 	}
+}
+
+// DrainTimeout is how long a rolling restart lets calls on the old worker
+// instance finish. Unset, it is the longest exec timeout plus 5 s, so a
+// rolling restart never cuts an exec that is still inside its own timeout.
+func (c Config) DrainTimeout() time.Duration {
+	if c.WorkerDrainTimeoutMs > 0 {
+		return time.Duration(c.WorkerDrainTimeoutMs) * time.Millisecond
+	}
+	return time.Duration(c.ExecTimeoutMaxMs)*time.Millisecond + 5*time.Second
 }
 
 // ShutdownTimeout is how long SIGTERM waits for requests in flight.
@@ -183,7 +193,10 @@ func (c Config) Validate() error {
 		"files_read_cap_bytes": c.FilesReadCap, "files_write_cap_bytes": c.FilesWriteCap,
 		"worker_crash_loop_count": int64(c.WorkerCrashLoopCount), "worker_crash_loop_window_ms": int64(c.WorkerCrashLoopWindowMs),
 		"worker_backoff_base_ms": int64(c.WorkerBackoffBaseMs), "worker_backoff_max_ms": int64(c.WorkerBackoffMaxMs),
-		"worker_drain_timeout_ms": int64(c.WorkerDrainTimeoutMs), "worker_health_interval_ms": int64(c.WorkerHealthIntervalMs),
+		"worker_health_interval_ms": int64(c.WorkerHealthIntervalMs),
+	}
+	if c.WorkerDrainTimeoutMs < 0 {
+		errs = append(errs, fmt.Errorf("worker_drain_timeout_ms must be 0 (derived) or positive, got %d", c.WorkerDrainTimeoutMs))
 	}
 	for _, name := range sortedKeys(positive) {
 		if positive[name] <= 0 {
