@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -399,5 +400,39 @@ func TestLogJSONWritesJSONLines(t *testing.T) {
 	}
 	if !sawMode {
 		t.Fatalf("no JSON line for the mode change in:\n%s", d.Logs())
+	}
+}
+
+// TestSIGTERMFinishesRequestsInFlight: a request that is running when SIGTERM
+// arrives still gets its full answer, and the daemon then exits 0.
+func TestSIGTERMFinishesRequestsInFlight(t *testing.T) {
+	d := harness.Start(t, harness.Options{})
+	type result struct {
+		status int
+		body   string
+	}
+	done := make(chan result, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", d.URL+"/v1/exec", strings.NewReader(`{"command":"sleep 1; echo finished"}`))
+		req.Header.Set("Authorization", "Bearer "+d.Token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- result{0, err.Error()}
+			return
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		_, _ = io.Copy(&b, resp.Body)
+		done <- result{resp.StatusCode, b.String()}
+	}()
+	time.Sleep(300 * time.Millisecond)
+	exited := make(chan error, 1)
+	go func() { exited <- d.Terminate(15 * time.Second) }()
+	r := <-done
+	if r.status != 200 || !strings.Contains(r.body, `"ok":true`) || !strings.Contains(r.body, `finished`) {
+		t.Fatalf("in-flight exec during SIGTERM: %d %s", r.status, r.body)
+	}
+	if err := <-exited; err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, d.Logs())
 	}
 }
