@@ -33,7 +33,15 @@ func browserEnv(extra ...string) []string {
 
 func startBrowserDaemon(t *testing.T, extraEnv ...string) *harness.Daemon {
 	t.Helper()
-	return harness.Start(t, harness.Options{Env: browserEnv(extraEnv...)})
+	d := harness.Start(t, harness.Options{Env: browserEnv(extraEnv...)})
+	// With SVCD_E2E_RACE=1 the daemon is race-enabled; a report in its log
+	// fails the test that provoked it.
+	t.Cleanup(func() {
+		if strings.Contains(d.Logs(), "DATA RACE") {
+			t.Errorf("the daemon reported a data race:\n%s", d.Logs())
+		}
+	})
+	return d
 }
 
 func wsURL(d *harness.Daemon) string { return "ws://" + d.Addr + "/ws/browser" }
