@@ -614,3 +614,25 @@ func TestBrowserRelayPolicy(t *testing.T) {
 		t.Fatalf("backoff lost across restart: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestWebSocketUpgradeIsCountedAs101: metrics and access logs see the
+// upgrade's real status, not a 200 nobody sent.
+func TestWebSocketUpgradeIsCountedAs101(t *testing.T) {
+	d := startBrowserDaemon(t)
+	p := connectPlugin(t, d, "metrics-client", nil)
+	defer p.Close()
+	m := d.Do("GET", "/metrics", nil)
+	if !strings.Contains(string(m.Body), `svcd_http_requests_total{code="101",route="GET /ws/browser"} 1`) {
+		t.Fatalf("/metrics does not count the upgrade as 101:\n%s", grepLines(string(m.Body), "ws/browser"))
+	}
+}
+
+func grepLines(text, substr string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, substr) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

@@ -64,7 +64,7 @@ var recommendedOrder = []string{
 var conventions = map[string]any{
 	"success":  `{"ok":true,"data":…}`,
 	"error":    `{"ok":false,"error":{"code":"…","message":"…"}}`,
-	"statuses": map[string]string{"400": "malformed JSON", "401": "missing or wrong bearer token", "403": "Host header not allowed", "404": "unknown route or resource", "405": "wrong method", "409": "conflict (unknown clientId, no captured credentials)", "413": "body over the cap", "422": "failed validation", "503": "dependency not available (no browser client, not leader, worker down)"},
+	"statuses": map[string]string{"400": "malformed JSON", "401": "missing or wrong bearer token", "403": "Host header not allowed", "404": "unknown route or resource", "405": "wrong method", "409": "conflict (unknown clientId, no captured credentials)", "413": "body over the cap", "422": "failed validation", "429": "relay rate limit, backoff or open breaker (retry_after_ms in error.details)", "500": "internal error (recovered; the listener stays up)", "502": "the browser relay failed upstream", "503": "dependency not available (no browser client, not leader, worker down)", "504": "the plugin did not answer in time"},
 	"time":     "RFC 3339 UTC",
 }
 

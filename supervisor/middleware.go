@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"bufio"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -41,6 +42,16 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach Flush and Hijack (SSE, WebSocket).
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// Hijack hands the connection over (WebSocket upgrades) and records 101, so
+// logs and metrics show the upgrade rather than a 200 nobody sent.
+func (s *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(s.ResponseWriter).Hijack()
+	if err == nil && !s.wrote {
+		s.status, s.wrote = http.StatusSwitchingProtocols, true
+	}
+	return conn, rw, err
+}
 
 func newRequestID() string {
 	var b [8]byte
