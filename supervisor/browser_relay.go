@@ -1,0 +1,396 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/bridgeproto"
+	"github.com/svcd/svcd/supervisor/bridge"
+	"github.com/svcd/svcd/workers/relay"
+)
+
+// browserRequest is the body of POST /v1/browser/request.
+type browserRequest struct {
+	Platform     string            `json:"platform"`
+	Prompt       *string           `json:"prompt"`
+	Path         string            `json:"path"`
+	Method       string            `json:"method"`
+	ResponseMode string            `json:"responseMode"`
+	RequestID    string            `json:"requestId"`
+	ClientID     string            `json:"clientId"`
+	Headers      map[string]string `json:"headers"`
+	Body         json.RawMessage   `json:"body"`
+	TimeoutMs    int64             `json:"timeoutMs"`
+}
+
+// validate applies SPEC.md's field rules and fills defaults.
+func (q *browserRequest) validate() error {
+	q.Platform = strings.TrimSpace(q.Platform)
+	switch {
+	case q.Platform == "":
+		return api.Unprocessable("missing_field", "field \"platform\" is required: platform_a, platform_b or platform_c")
+	case !bridgeproto.ValidPlatform(q.Platform):
+		return api.Unprocessable("invalid_platform", "unknown platform %q: want platform_a, platform_b or platform_c", clip(q.Platform))
+	}
+	if q.Prompt != nil && (q.Platform != bridgeproto.PlatformA || q.Path != "") {
+		return api.Unprocessable("invalid_field", "prompt is only for platform_a when path is omitted")
+	}
+	if q.Path == "" && q.Platform != bridgeproto.PlatformA {
+		return api.Unprocessable("missing_field", "field \"path\" is required for %s", q.Platform)
+	}
+	if q.Path == "" && q.Prompt == nil {
+		return api.Unprocessable("missing_field", "platform_a needs a path, or a prompt (completion compatibility mode)")
+	}
+	if q.Path != "" && (q.Path[0] != '/' || strings.HasPrefix(q.Path, "//") || len(q.Path) > bridgeproto.MaxPathLen) {
+		return api.Unprocessable("invalid_field", "path must be an absolute path on the platform host, e.g. /api/chat")
+	}
+	q.Method = strings.ToUpper(strings.TrimSpace(q.Method))
+	if q.Method == "" {
+		q.Method = http.MethodGet
+		if q.Prompt != nil || len(q.Body) > 0 {
+			q.Method = http.MethodPost
+		}
+	}
+	if !bridgeproto.ValidMethod(q.Method) {
+		return api.Unprocessable("invalid_field", "method must be one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS")
+	}
+	if q.ResponseMode == "" {
+		q.ResponseMode = bridgeproto.ModeBuffered
+	}
+	if q.ResponseMode != bridgeproto.ModeBuffered && q.ResponseMode != bridgeproto.ModeSSE {
+		return api.Unprocessable("invalid_field", "responseMode must be buffered or sse")
+	}
+	if q.RequestID == "" {
+		q.RequestID = bridge.NewID("req_")
+	} else if len(q.RequestID) > bridgeproto.MaxIDLen || strings.ContainsFunc(q.RequestID, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return api.Unprocessable("invalid_field", "requestId must be at most %d printable bytes without spaces", bridgeproto.MaxIDLen)
+	}
+	if len(q.Headers) > bridgeproto.MaxHeaders {
+		return api.Unprocessable("invalid_field", "too many headers")
+	}
+	if q.TimeoutMs < 0 {
+		return api.Unprocessable("invalid_field", "timeoutMs must not be negative")
+	}
+	return nil
+}
+
+func (s *Server) handleBrowserRequest(fixed string) HandlerFn {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var q browserRequest
+		if err := s.decode(r, &q); err != nil {
+			return err
+		}
+		if fixed != "" {
+			if q.Platform != "" && q.Platform != fixed {
+				return api.Unprocessable("invalid_platform", "this route is for %s", fixed)
+			}
+			q.Platform = fixed
+		}
+		if err := q.validate(); err != nil {
+			return err
+		}
+		return s.relayRequest(w, r, &q)
+	}
+}
+
+// relayRequest picks the client, asks the relay engine, dispatches and
+// answers buffered or as SSE. The engine hears the outcome in every case.
+func (s *Server) relayRequest(w http.ResponseWriter, r *http.Request, q *browserRequest) (err error) {
+	hub := s.browser.hub
+	sel, err := hub.Pick(q.ClientID, q.Platform, q.Platform == bridgeproto.PlatformA)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	dec, err := s.browser.relay.Admit(ctx, sel.Target)
+	if err != nil {
+		if ctx.Err() != nil {
+			return api.NewError(http.StatusServiceUnavailable, "caller_gone", "the caller went away while waiting for the relay")
+		}
+		return api.Unavailable("relay_unavailable", "the relay worker is not available: %v; the request was not sent", err)
+	}
+	if dec.Changed {
+		s.browser.flusher.Kick()
+	}
+	if !dec.Allowed {
+		retry := max(dec.RetryAfterMs, 1)
+		w.Header().Set("Retry-After", strconv.FormatInt((retry+999)/1000, 10))
+		return api.NewError(http.StatusTooManyRequests, "relay_refused", "the relay policy refused the request to %s (%s); retry after %d ms", sel.Target, dec.Reason, retry).
+			WithDetails(map[string]any{"retry_after_ms": retry, "reason": dec.Reason, "target": sel.Target})
+	}
+	outcome := relay.Outcome{Target: sel.Target, Cancelled: true}
+	defer func() {
+		// The caller has its answer before the engine hears the outcome:
+		// reporting is bookkeeping and must not add a round trip to it.
+		// (Only on success: an error body is written after we return.)
+		if err == nil {
+			_ = http.NewResponseController(w).Flush()
+		}
+		rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		changed, err := s.browser.relay.Report(rctx, outcome)
+		if err != nil {
+			s.log.Warn("relay outcome not reported", "target", sel.Target, "error", err)
+		}
+		if changed {
+			s.browser.flusher.Kick()
+		}
+	}()
+
+	timeout := hub.Config().RequestTimeout
+	if q.TimeoutMs > 0 {
+		timeout = time.Duration(q.TimeoutMs) * time.Millisecond
+	}
+	req := bridgeproto.APIRequest{
+		RequestID: q.RequestID, Platform: q.Platform, Method: q.Method, Path: q.Path, Headers: q.Headers,
+		Body: q.Body, ResponseMode: q.ResponseMode, TimeoutMs: timeout.Milliseconds(),
+	}
+	if q.Prompt != nil {
+		req.Prompt = *q.Prompt
+	}
+	p, err := hub.Send(sel, req)
+	if err != nil {
+		return err
+	}
+	defer hub.Finish(p)
+	start := time.Now()
+	res := bridge.RelayResult{RequestID: q.RequestID, ClientID: sel.Conn.ClientID(), Platform: q.Platform, ResponseMode: q.ResponseMode, Headers: map[string]string{}}
+	if q.ResponseMode == bridgeproto.ModeSSE {
+		err = s.streamRelay(w, r, p, timeout, &res, &outcome)
+	} else {
+		err = s.bufferedRelay(w, r, p, timeout, &res, &outcome)
+	}
+	res.DurationMs, res.FinishedAt = time.Since(start).Milliseconds(), time.Now().UTC()
+	hub.SetLatest(res)
+	return err
+}
+
+// retryAfterMs reads a Retry-After header (seconds or an HTTP date).
+func retryAfterMs(h map[string]string) int64 {
+	v := ""
+	for k, val := range h {
+		if strings.EqualFold(k, "Retry-After") {
+			v = strings.TrimSpace(val)
+		}
+	}
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+		return n * 1000
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d.Milliseconds()
+		}
+	}
+	return 0
+}
+
+// waitFrame waits for the next frame of p, the caller going away, p ending
+// or the timeout. Exactly one of the results is set.
+func (s *Server) waitFrame(ctx context.Context, p *bridge.Pending, timeout time.Duration) (bridgeproto.Message, error) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case m := <-p.C:
+		return m, nil
+	case <-ctx.Done():
+		s.browser.hub.CancelRemote(p, "caller_gone")
+		return nil, errCallerGone
+	case <-p.Done():
+		code, msg := p.Err()
+		switch code {
+		case "cancelled":
+			return nil, api.Conflict("request_cancelled", "request %s was cancelled (%s)", p.ID, msg)
+		case "client_disconnected":
+			return nil, api.NewError(http.StatusBadGateway, "client_disconnected", "%s", msg)
+		}
+		return nil, api.NewError(http.StatusBadGateway, code, "%s", msg)
+	case <-timer.C:
+		s.browser.hub.CancelRemote(p, "timeout")
+		return nil, api.NewError(http.StatusGatewayTimeout, "relay_timeout", "the browser client did not answer within %d ms", timeout.Milliseconds())
+	}
+}
+
+var errCallerGone = errors.New("caller went away")
+
+func (s *Server) bufferedRelay(w http.ResponseWriter, r *http.Request, p *bridge.Pending, timeout time.Duration, res *bridge.RelayResult, out *relay.Outcome) error {
+	deadline := time.Now().Add(timeout)
+	var body strings.Builder
+	for {
+		m, err := s.waitFrame(r.Context(), p, time.Until(deadline))
+		if err != nil {
+			res.Error = api.AsError(orGone(err)).Code
+			if errors.Is(err, errCallerGone) {
+				return nil
+			}
+			if ae := api.AsError(err); ae.Status == http.StatusGatewayTimeout || ae.Status == http.StatusBadGateway {
+				out.Cancelled, out.Status = false, 0
+			}
+			return err
+		}
+		switch v := m.(type) {
+		case *bridgeproto.APIResponse:
+			if v.Error != "" {
+				out.Cancelled, out.Status = false, 0
+				res.Error = "relay_failed"
+				return api.NewError(http.StatusBadGateway, "relay_failed", "the page could not perform the request: %s", clip(v.Error))
+			}
+			res.Status, res.Headers, res.Body = v.Status, bridgeproto.SafeHeaders(v.Headers), v.Body
+		case *bridgeproto.StreamOpen:
+			res.Status, res.Headers = v.Status, bridgeproto.SafeHeaders(v.Headers)
+			continue
+		case *bridgeproto.StreamEvent:
+			body.WriteString(v.Data)
+			res.Events++
+			continue
+		case *bridgeproto.StreamError:
+			out.Cancelled, out.Status = false, 0
+			return api.NewError(http.StatusBadGateway, "relay_failed", "the stream failed: %s", clip(v.Message))
+		case *bridgeproto.StreamEnd:
+			res.Body = body.String()
+		default:
+			continue
+		}
+		out.Cancelled, out.Status = false, res.Status
+		out.RetryAfterMs = retryAfterMs(res.Headers)
+		api.WriteOK(w, map[string]any{
+			"requestId": res.RequestID, "platform": res.Platform, "clientId": res.ClientID,
+			"status": res.Status, "headers": res.Headers, "body": res.Body,
+			"duration_ms": time.Since(deadline.Add(-timeout)).Milliseconds(),
+		})
+		return nil
+	}
+}
+
+func orGone(err error) error {
+	if errors.Is(err, errCallerGone) {
+		return api.NewError(499, "caller_gone", "caller went away")
+	}
+	return err
+}
+
+// sseWriter writes Server-Sent Events and flushes each one.
+type sseWriter struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (e sseWriter) event(name string, data any) error {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", name, b); err != nil {
+		return err
+	}
+	return e.rc.Flush()
+}
+
+// streamRelay answers as SSE. Statuses known before the stream (no client,
+// refused) were JSON errors already; from here on failures are stream_error.
+func (s *Server) streamRelay(w http.ResponseWriter, r *http.Request, p *bridge.Pending, timeout time.Duration, res *bridge.RelayResult, out *relay.Outcome) error {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	h.Set("X-Relay-Request-Id", res.RequestID)
+	w.WriteHeader(http.StatusOK)
+	sse := sseWriter{w: w, rc: http.NewResponseController(w)}
+	_ = sse.rc.Flush()
+	base := map[string]any{"requestId": res.RequestID, "platform": res.Platform, "clientId": res.ClientID}
+	with := func(kv ...any) map[string]any {
+		m := map[string]any{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+	opened := false
+	open := func(status int, headers map[string]string) error {
+		if opened {
+			return nil
+		}
+		opened = true
+		res.Status, res.Headers = status, bridgeproto.SafeHeaders(headers)
+		out.Cancelled, out.Status, out.RetryAfterMs = false, status, retryAfterMs(headers)
+		return sse.event(bridgeproto.TypeStreamOpen, with("status", status, "headers", res.Headers))
+	}
+	var seq int64
+	emit := func(event, data string) error {
+		seq++
+		res.Events = seq
+		return sse.event(bridgeproto.TypeStreamEvent, with("seq", seq, "event", event, "data", data))
+	}
+	fail := func(code, msg string) error {
+		res.Error = code
+		_ = sse.event(bridgeproto.TypeStreamError, with("code", code, "message", msg, "events", seq))
+		return nil
+	}
+	for {
+		m, err := s.waitFrame(r.Context(), p, timeout)
+		if err != nil {
+			if errors.Is(err, errCallerGone) {
+				res.Error = "caller_gone"
+				return nil
+			}
+			ae := api.AsError(err)
+			if ae.Code != "request_cancelled" {
+				out.Cancelled, out.Status = false, 0
+			}
+			return fail(ae.Code, ae.Message)
+		}
+		var werr error
+		switch v := m.(type) {
+		case *bridgeproto.StreamOpen:
+			werr = open(v.Status, v.Headers)
+		case *bridgeproto.StreamEvent:
+			if werr = open(http.StatusOK, nil); werr == nil {
+				werr = emit(v.Event, v.Data)
+			}
+		case *bridgeproto.StreamEnd:
+			if werr = open(http.StatusOK, nil); werr == nil {
+				_ = sse.event(bridgeproto.TypeStreamEnd, with("events", seq))
+			}
+			return nil
+		case *bridgeproto.StreamError:
+			out.Cancelled, out.Status = false, 0
+			return fail(orDefault(v.Code, "relay_failed"), clip(v.Message))
+		case *bridgeproto.APIResponse:
+			// A page that answered in one piece: open, one event, end.
+			if v.Error != "" {
+				out.Cancelled, out.Status = false, 0
+				return fail("relay_failed", clip(v.Error))
+			}
+			if werr = open(v.Status, v.Headers); werr == nil {
+				if werr = emit("", v.Body); werr == nil {
+					_ = sse.event(bridgeproto.TypeStreamEnd, with("events", seq))
+				}
+			}
+			return nil
+		}
+		if werr != nil {
+			// The caller's connection broke mid-stream.
+			s.browser.hub.CancelRemote(p, "caller_gone")
+			return nil
+		}
+	}
+}
+
+func orDefault(v, d string) string {
+	if v == "" {
+		return d
+	}
+	return v
+}
