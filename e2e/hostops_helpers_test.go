@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -190,10 +191,28 @@ func waitDead(t testing.TB, within time.Duration, what string, pids ...int) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: processes %v still running after %s", what, left, within)
+			var desc []string
+			for _, p := range left {
+				desc = append(desc, describeProcess(p))
+			}
+			t.Fatalf("%s: processes still running after %s: %s", what, within, strings.Join(desc, "; "))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// describeProcess names a process for a failure message: pid, command line
+// and the /proc status lines that say who its parent is and what it waits on.
+func describeProcess(pid int) string {
+	cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	status, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	var keep []string
+	for _, l := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(l, "State:") || strings.HasPrefix(l, "PPid:") || strings.HasPrefix(l, "SigCgt:") || strings.HasPrefix(l, "SigBlk:") {
+			keep = append(keep, strings.Join(strings.Fields(l), " "))
+		}
+	}
+	return fmt.Sprintf("%d %q [%s]", pid, strings.ReplaceAll(string(cmd), "\x00", " "), strings.Join(keep, ", "))
 }
 
 // readPids reads whitespace-separated pids from a file the command wrote.

@@ -66,6 +66,17 @@ func TestExecResultFieldsOnEveryOutcome(t *testing.T) {
 		t.Fatalf("stdin: %+v", cat)
 	}
 
+	// Commands get the default signal dispositions: the worker's own SIGPIPE
+	// handling must not leak into them, or `yes | head` would end with
+	// "Broken pipe" errors instead of a quiet SIGPIPE.
+	pipe := execCall(t, d, map[string]any{"command": "yes | head -n 1; grep SigIgn /proc/self/status", "timeoutMs": 5000})
+	if !pipe.OK || pipe.Result.Stderr != "" || !strings.HasPrefix(pipe.Result.Stdout, "y\n") {
+		t.Fatalf("SIGPIPE in commands: %+v", pipe)
+	}
+	if ign := strings.Fields(strings.TrimPrefix(strings.SplitN(pipe.Result.Stdout, "\n", 2)[1], "SigIgn:")); len(ign) != 1 || ign[0] != "0000000000000000" {
+		t.Fatalf("commands start with ignored signals: %q", pipe.Result.Stdout)
+	}
+
 	// The shared token never reaches a command's environment.
 	env := execCall(t, d, map[string]any{"command": `echo "${SVC_SHARED_TOKEN:-unset} ${SVCD_HOSTOPS_CONFIG:-unset} ${PLUGIN_CLIENT_CERT:-unset}"`})
 	if env.Result.Stdout != "unset unset unset\n" {

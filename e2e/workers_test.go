@@ -221,6 +221,7 @@ func TestNothingOutlivesSupervisorSIGKILL(t *testing.T) {
 			t.Fatalf("process %d not running before the kill", p)
 		}
 	}
+	t.Logf("before the kill: background child, shell, hostops worker, other workers = %v", pids)
 	d.Kill() // SIGKILL to the supervisor only, not its process group
 	waitDead(t, 3*time.Second, "workers and exec children after SIGKILL of the supervisor", pids...)
 }

@@ -30,14 +30,22 @@ func Serve(name string, p plugin.Plugin, maxMsg int, log hclog.Logger, onStop ..
 		log.Error("parent process already gone; exiting")
 		os.Exit(1)
 	}
+	// The supervisor holds the read ends of this worker's stdout and stderr.
+	// When it dies they break, and Go's default turns a write to a broken fd 1
+	// or 2 (any log line) into death by SIGPIPE, before the stop hooks below
+	// have killed what the worker started. Notifying makes such writes fail
+	// with EPIPE instead; ignoring would not do, since an ignored signal is
+	// inherited by the commands a worker executes.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		sig := <-sigs
-		log.Warn("stopping on signal", "signal", sig.String())
+		// Stop hooks first: the log line may go nowhere if the supervisor is gone.
 		for _, fn := range onStop {
 			fn()
 		}
+		log.Warn("stopped on signal", "signal", sig.String())
 		os.Exit(1)
 	}()
 	plugin.Serve(&plugin.ServeConfig{
