@@ -126,11 +126,7 @@ type BrowserClientEvent struct {
 
 // BrowserCredentials is the payload of CmdBrowserCredentials: metadata only.
 type BrowserCredentials struct {
-	ClientID    string   `json:"client_id"`
-	Browser     string   `json:"browser,omitempty"`
-	Platform    string   `json:"platform"`
-	Account     string   `json:"account,omitempty"`
-	Host        string   `json:"host,omitempty"`
+	RecordRef
 	Fingerprint string   `json:"credential_fingerprint"`
 	HeaderNames []string `json:"header_names"`
 	HeaderCount int      `json:"header_count"`
@@ -139,12 +135,32 @@ type BrowserCredentials struct {
 
 // BrowserEndpoints is the payload of CmdBrowserEndpoints.
 type BrowserEndpoints struct {
-	ClientID  string            `json:"client_id"`
-	Browser   string            `json:"browser,omitempty"`
-	Platform  string            `json:"platform"`
-	Account   string            `json:"account,omitempty"`
-	Host      string            `json:"host,omitempty"`
+	RecordRef
 	Endpoints []BrowserEndpoint `json:"endpoints"`
+}
+
+// RecordRef names the record a captured login or endpoint list belongs to.
+// Embedded, so its fields stay flat in the payload JSON.
+type RecordRef struct {
+	ClientID string `json:"client_id"`
+	Browser  string `json:"browser,omitempty"`
+	Platform string `json:"platform"`
+	Account  string `json:"account,omitempty"`
+	Host     string `json:"host,omitempty"`
+}
+
+func (ref RecordRef) validate() error {
+	if err := needID("client_id", ref.ClientID); err != nil {
+		return err
+	}
+	return needID("platform", ref.Platform)
+}
+
+// touchRecord marks the client and returns its record for ref, creating both
+// as needed.
+func (b *BrowserState) touchRecord(ref RecordRef, at time.Time) *BrowserRecord {
+	b.client(ref.ClientID, ref.Browser, at)
+	return b.record(ref.ClientID, ref.Browser, ref.Platform, ref.Account, ref.Host, at)
 }
 
 // BrowserShellRuntime is the payload of CmdBrowserShellRuntime.
@@ -302,10 +318,7 @@ func applyBrowserCredentials(s *State, c Command) (any, error) {
 	if err := decodePayload(c, &p); err != nil {
 		return nil, err
 	}
-	if err := needID("client_id", p.ClientID); err != nil {
-		return nil, err
-	}
-	if err := needID("platform", p.Platform); err != nil {
+	if err := p.validate(); err != nil {
 		return nil, err
 	}
 	if len(p.Fingerprint) != len("sha256:")+64 || p.Fingerprint[:7] != "sha256:" {
@@ -314,8 +327,7 @@ func applyBrowserCredentials(s *State, c Command) (any, error) {
 	if len(p.HeaderNames) > 256 {
 		return nil, fmt.Errorf("too many header names")
 	}
-	s.Browser.client(p.ClientID, p.Browser, c.At)
-	r := s.Browser.record(p.ClientID, p.Browser, p.Platform, p.Account, p.Host, c.At)
+	r := s.Browser.touchRecord(p.RecordRef, c.At)
 	r.CredentialFingerprint = p.Fingerprint
 	r.HeaderNames = append([]string{}, p.HeaderNames...)
 	r.HeaderCount, r.CookieCount = p.HeaderCount, p.CookieCount
@@ -328,17 +340,13 @@ func applyBrowserEndpoints(s *State, c Command) (any, error) {
 	if err := decodePayload(c, &p); err != nil {
 		return nil, err
 	}
-	if err := needID("client_id", p.ClientID); err != nil {
-		return nil, err
-	}
-	if err := needID("platform", p.Platform); err != nil {
+	if err := p.validate(); err != nil {
 		return nil, err
 	}
 	if len(p.Endpoints) > 500 {
 		return nil, fmt.Errorf("too many endpoints")
 	}
-	s.Browser.client(p.ClientID, p.Browser, c.At)
-	r := s.Browser.record(p.ClientID, p.Browser, p.Platform, p.Account, p.Host, c.At)
+	r := s.Browser.touchRecord(p.RecordRef, c.At)
 	r.Endpoints = append([]BrowserEndpoint{}, p.Endpoints...)
 	r.EndpointsAt, r.LastActivityKind = c.At, "api_endpoints"
 	return *r, nil

@@ -22,16 +22,16 @@ func TestBrowserRecordsPersistAndSurviveSnapshot(t *testing.T) {
 		return v
 	}
 	must(CmdBrowserClient, BrowserClientEvent{ClientID: "c1", Browser: "chrome", Event: "connect"})
-	rec := must(CmdBrowserCredentials, BrowserCredentials{ClientID: "c1", Platform: "platform_a", Account: "me", Fingerprint: testFP, HeaderNames: []string{"cookie"}, HeaderCount: 1}).(BrowserRecord)
+	rec := must(CmdBrowserCredentials, BrowserCredentials{RecordRef: RecordRef{ClientID: "c1", Platform: "platform_a", Account: "me"}, Fingerprint: testFP, HeaderNames: []string{"cookie"}, HeaderCount: 1}).(BrowserRecord)
 	if rec.Key != RecordKey("c1", "platform_a", "me") || rec.CredentialFingerprint != testFP {
 		t.Fatalf("record %+v", rec)
 	}
-	must(CmdBrowserEndpoints, BrowserEndpoints{ClientID: "c1", Platform: "platform_a", Account: "me", Endpoints: []BrowserEndpoint{{Method: "POST", Path: "/api"}}})
+	must(CmdBrowserEndpoints, BrowserEndpoints{RecordRef: RecordRef{ClientID: "c1", Platform: "platform_a", Account: "me"}, Endpoints: []BrowserEndpoint{{Method: "POST", Path: "/api"}}})
 	must(CmdBrowserSweep, BrowserSweep{Sweeps: []Sweep{{Key: rec.Key, Status: StatusStale, At: time.Now()}}})
 	must(CmdBrowserSweep, BrowserSweep{Sweeps: []Sweep{{Key: rec.Key, Status: StatusStale, At: time.Now()}}}) // no transition: not counted
 	must(CmdBrowserClient, BrowserClientEvent{ClientID: "c1", Event: "disconnect"})
 	must(CmdRelaySave, RelaySave{Targets: []RelayTarget{{Target: rec.Key, Breaker: BreakerOpen, BackoffLevel: 2}}})
-	if _, err := n.Apply(ctx, CmdBrowserCredentials, BrowserCredentials{ClientID: "c1", Platform: "platform_a", Fingerprint: "raw-secret"}); err == nil || strings.Contains(err.Error(), "raw-secret") {
+	if _, err := n.Apply(ctx, CmdBrowserCredentials, BrowserCredentials{RecordRef: RecordRef{ClientID: "c1", Platform: "platform_a"}, Fingerprint: "raw-secret"}); err == nil || strings.Contains(err.Error(), "raw-secret") {
 		t.Fatalf("bad fingerprint: %v", err)
 	}
 	if err := n.Snapshot(); err != nil {

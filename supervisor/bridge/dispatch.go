@@ -20,7 +20,7 @@ func (h *Hub) dispatch(c *Conn, m bridgeproto.Message) {
 		h.onCredentials(c, v)
 	case *bridgeproto.APIEndpoints:
 		h.persist(c, raftstore.CmdBrowserEndpoints, raftstore.BrowserEndpoints{
-			ClientID: c.clientID, Browser: c.browser, Platform: v.Platform, Account: v.Account, Host: v.Host, Endpoints: toStoreEndpoints(v.Endpoints),
+			RecordRef: c.recordRef(v.Platform, v.Account, v.Host), Endpoints: toStoreEndpoints(v.Endpoints),
 		}, v.MsgType())
 	case *bridgeproto.ShellRuntimeUpdate:
 		h.persist(c, raftstore.CmdBrowserShellRuntime, raftstore.BrowserShellRuntime{ClientID: c.clientID, ShellRuntime: v.ShellRuntime}, v.MsgType())
@@ -47,10 +47,15 @@ func (h *Hub) onCredentials(c *Conn, v *bridgeproto.Credentials) {
 	meta := v.Metadata()
 	v.Scrub()
 	h.persist(c, raftstore.CmdBrowserCredentials, raftstore.BrowserCredentials{
-		ClientID: c.clientID, Browser: c.browser, Platform: v.Platform, Account: v.Account, Host: v.Host,
+		RecordRef:   c.recordRef(v.Platform, v.Account, v.Host),
 		Fingerprint: meta.Fingerprint, HeaderNames: meta.HeaderNames, HeaderCount: meta.HeaderCount, CookieCount: meta.CookieCount,
 	}, v.MsgType())
 	h.log.Info("browser credentials captured", "client_id", c.clientID, "platform", v.Platform, "header_count", meta.HeaderCount, "cookie_count", meta.CookieCount)
+}
+
+// recordRef names the record of this connection's client for a platform page.
+func (c *Conn) recordRef(platform, account, host string) raftstore.RecordRef {
+	return raftstore.RecordRef{ClientID: c.clientID, Browser: c.browser, Platform: platform, Account: account, Host: host}
 }
 
 func (h *Hub) persist(c *Conn, typ string, payload any, ref string) {
