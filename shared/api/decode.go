@@ -72,7 +72,10 @@ func describeKind(kind string) string {
 		return "a string"
 	case kind == "bool":
 		return "a boolean"
-	case strings.HasPrefix(kind, "int"), strings.HasPrefix(kind, "uint"), strings.HasPrefix(kind, "float"):
+	case strings.HasPrefix(kind, "int"), strings.HasPrefix(kind, "uint"):
+		// Also what a fraction or an out-of-range number (1e20) gets.
+		return "a whole number in range"
+	case strings.HasPrefix(kind, "float"):
 		return "a number"
 	case kind == "slice":
 		return "an array"

@@ -32,6 +32,8 @@ func TestDecodeStatuses(t *testing.T) {
 		{`{"reason":1}`, 0, 422, "invalid_field"},
 		{`{"count":"x"}`, 0, 422, "invalid_field"},
 		{`{"flag":"yes"}`, 0, 422, "invalid_field"},
+		{`{"count":1.5}`, 0, 422, "invalid_field"},
+		{`{"count":1e20}`, 0, 422, "invalid_field"},
 		{`{"reason":"` + strings.Repeat("a", 100) + `"}`, 50, 413, "body_too_large"},
 	}
 	for _, c := range cases {
@@ -47,6 +49,20 @@ func TestDecodeStatuses(t *testing.T) {
 		var e *Error
 		if !errors.As(err, &e) || e.Status != c.status || e.Code != c.code {
 			t.Errorf("%q: err = %v, want %d %s", c.body, err, c.status, c.code)
+		}
+	}
+}
+
+func TestDecodeMessagesSayWhatIsWanted(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"count":1e20}`:  `field "count" must be a whole number in range`,
+		`{"count":"3"}`:   `field "count" must be a whole number in range, got string`,
+		`{"reason":true}`: `field "reason" must be a string, got bool`,
+		`{"flag":1}`:      `field "flag" must be a boolean, got number`,
+	} {
+		err := DecodeBytes([]byte(body), &sample{})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", body, err, want)
 		}
 	}
 }
