@@ -94,11 +94,18 @@ func (p *Pending) ended() bool {
 	}
 }
 
-// track registers p so the plugin's answers reach it.
-func (h *Hub) track(p *Pending) {
+// track registers p so the plugin's answers reach it. It reports false when
+// the id is already taken: the check and the insert share one lock, or two
+// callers racing with one requestId could both pass a separate check and
+// the second would silently take over the first one's answers.
+func (h *Hub) track(p *Pending) bool {
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, taken := h.pending[p.ID]; taken {
+		return false
+	}
 	h.pending[p.ID] = p
-	h.mu.Unlock()
+	return true
 }
 
 // Finish forgets p. Handlers call it when they stop waiting.

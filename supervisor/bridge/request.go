@@ -77,12 +77,11 @@ func clipID(s string) string {
 // Send dispatches an api_request to sel and returns the pending answer.
 // The caller must Finish it.
 func (h *Hub) Send(sel Selection, req bridgeproto.APIRequest) (*Pending, error) {
-	if p := h.lookup(req.RequestID); p != nil {
-		return nil, api.Conflict("duplicate_request_id", "requestId %q is already in flight", clipID(req.RequestID))
-	}
 	req.Type = bridgeproto.TypeAPIRequest
 	p := newPending(req.RequestID, kindRequest, req.Platform, sel.Conn, 1024)
-	h.track(p)
+	if !h.track(p) {
+		return nil, api.Conflict("duplicate_request_id", "requestId %q is already in flight", clipID(req.RequestID))
+	}
 	if !sel.Conn.send(req) {
 		h.Finish(p)
 		return nil, api.Unavailable("client_gone", "the browser client disconnected before the request could be sent")
@@ -173,7 +172,9 @@ func (h *Hub) Act(ctx context.Context, clientID, action, platform string, option
 	}
 	id := NewID("act_")
 	p := newPending(id, kindAction, platform, sel.Conn, 1)
-	h.track(p)
+	if !h.track(p) {
+		return ActionOutcome{}, api.Conflict("duplicate_request_id", "action id %s is already in flight", id)
+	}
 	defer h.Finish(p)
 	if !sel.Conn.send(bridgeproto.Action{Type: bridgeproto.TypeAction, ActionID: id, Action: action, Platform: platform, Options: options}) {
 		return ActionOutcome{}, api.Unavailable("client_gone", "the browser client disconnected before the action could be sent")
