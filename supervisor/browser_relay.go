@@ -224,6 +224,7 @@ var errCallerGone = errors.New("caller went away")
 
 func (s *Server) bufferedRelay(w http.ResponseWriter, r *http.Request, p *bridge.Pending, timeout time.Duration, res *bridge.RelayResult, out *relay.Outcome) error {
 	deadline := time.Now().Add(timeout)
+	maxBody := s.browser.hub.Config().MaxMessageBytes
 	var body strings.Builder
 	for {
 		m, err := s.waitFrame(r.Context(), p, time.Until(deadline))
@@ -249,6 +250,17 @@ func (s *Server) bufferedRelay(w http.ResponseWriter, r *http.Request, p *bridge
 			res.Status, res.Headers = v.Status, bridgeproto.SafeHeaders(v.Headers)
 			continue
 		case *bridgeproto.StreamEvent:
+			// The whole answer is held in memory (and kept for the legacy
+			// current read): a page that keeps streaming must not grow it
+			// past what one buffered api_response may carry.
+			if int64(body.Len()+len(v.Data)) > maxBody {
+				// Reported as cancelled: the platform did nothing wrong,
+				// so the relay policy must not back off for it.
+				s.browser.hub.CancelRemote(p, "response_too_large")
+				res.Error = "response_too_large"
+				return api.NewError(http.StatusBadGateway, "response_too_large",
+					"the buffered answer grew past %d bytes (browser_max_message_bytes); use responseMode sse for large answers", maxBody)
+			}
 			body.WriteString(v.Data)
 			res.Events++
 			continue
