@@ -46,3 +46,19 @@ func TestBrowserBufferedRelayBodyIsCapped(t *testing.T) {
 	wantError(t, resp, 502, "response_too_large")
 	waitUntil(t, 3*time.Second, "request_cancel for the oversized answer", func() bool { return contains(p.Cancels(), "big-1") })
 }
+
+// timeoutMs is validated before anything is sent: a value so large that it
+// overflows a duration used to become a negative timer, an instant 504 and
+// an api_request the caller never waited for.
+func TestBrowserRequestTimeoutMsBounded(t *testing.T) {
+	d := startBrowserDaemon(t)
+	p := connectPlugin(t, d, "timeout-bound", nil, func(o *fakeplugin.Options) { o.Manual = true })
+	for _, ms := range []int64{10_000_000_000_000, 3_600_001} {
+		resp := d.Do("POST", "/v1/browser/request", map[string]any{"platform": "platform_b", "path": "/api/echo", "timeoutMs": ms})
+		wantError(t, resp, 422, "invalid_field")
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := p.Count(bridgeproto.TypeAPIRequest); n != 0 {
+		t.Fatalf("a refused request still reached the plugin (%d api_request)", n)
+	}
+}

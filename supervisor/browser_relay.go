@@ -30,6 +30,12 @@ type browserRequest struct {
 	TimeoutMs    int64             `json:"timeoutMs"`
 }
 
+// maxRequestTimeout bounds a request's timeoutMs. Without a bound a large
+// value overflows time.Duration into a negative timer (an instant 504 after
+// the request was already sent), and a caller could hold a pending request
+// and a relay slot for years.
+const maxRequestTimeout = time.Hour
+
 // validate applies SPEC.md's field rules and fills defaults.
 func (q *browserRequest) validate() error {
 	q.Platform = strings.TrimSpace(q.Platform)
@@ -75,8 +81,8 @@ func (q *browserRequest) validate() error {
 	if len(q.Headers) > bridgeproto.MaxHeaders {
 		return api.Unprocessable("invalid_field", "too many headers")
 	}
-	if q.TimeoutMs < 0 {
-		return api.Unprocessable("invalid_field", "timeoutMs must not be negative")
+	if q.TimeoutMs < 0 || q.TimeoutMs > maxRequestTimeout.Milliseconds() {
+		return api.Unprocessable("invalid_field", "timeoutMs must be 0 (the default) to %d", maxRequestTimeout.Milliseconds())
 	}
 	return nil
 }

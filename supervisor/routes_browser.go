@@ -39,7 +39,7 @@ func (s *Server) browserRoutes() []Route {
 		{Name: "clientId", Type: "string", Note: "pin one client"},
 		{Name: "headers", Type: "object", Note: "extra request headers, passed to the page, never stored"},
 		{Name: "body", Type: "any", Note: "request body (JSON value)"},
-		{Name: "timeoutMs", Type: "integer", Note: "wait for the answer (default browser_request_timeout_ms)"},
+		{Name: "timeoutMs", Type: "integer", Note: "wait for the answer (default browser_request_timeout_ms, at most 3600000)"},
 	}
 	return []Route{
 		ws("/ws/browser", "browser.ws"),
