@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -60,5 +61,33 @@ func TestBrowserRequestTimeoutMsBounded(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	if n := p.Count(bridgeproto.TypeAPIRequest); n != 0 {
 		t.Fatalf("a refused request still reached the plugin (%d api_request)", n)
+	}
+}
+
+// A record is keyed <platform>/<clientId>/<account>. Two different clients
+// must never share a record, whatever their ids and account labels: a
+// clientId "c1/x" with account "y" and a clientId "c1" with account "x/y"
+// gave the same key, so one plugin's login overwrote the other's record.
+func TestBrowserRecordKeysDoNotCollide(t *testing.T) {
+	d := startBrowserDaemon(t)
+	a := connectPlugin(t, d, "c1", nil)
+	capture(t, d, a, "platform_a", "x/y", map[string]string{"Authorization": "Bearer a"})
+	before := readModel(t, d, "?client_id=c1")
+	if len(before.Records) != 1 {
+		t.Fatalf("records of c1: %+v", before.Records)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	b, _, err := fakeplugin.Dial(ctx, fakeplugin.Options{URL: wsURL(d), Token: d.Token, ClientID: "c1/x"})
+	if err == nil {
+		t.Cleanup(func() { b.Close() })
+		_ = b.Send(bridgeproto.Credentials{Type: bridgeproto.TypeCredentials, Platform: "platform_a", Account: "y", Headers: map[string]string{"Authorization": "Bearer b"}})
+		_ = b.Send(bridgeproto.Keepalive{Type: bridgeproto.TypeKeepalive})
+		time.Sleep(300 * time.Millisecond)
+	}
+	after := readModel(t, d, "?client_id=c1")
+	if len(after.Records) != 1 || after.Records[0].CredentialFingerprint != before.Records[0].CredentialFingerprint || after.Records[0].Account != "x/y" {
+		t.Fatalf("c1's record was taken over by another client:\nbefore %+v\nafter  %+v", before.Records, after.Records)
 	}
 }

@@ -225,6 +225,12 @@ func (m *Hello) validate() *ParseError {
 	if e := checkID("clientId", m.ClientID, true); e != nil {
 		return e
 	}
+	// Records are keyed <platform>/<clientId>/<account> and an account may
+	// hold a slash; a slash in clientId would let client "c1/x" with account
+	// "y" land on the record of client "c1" with account "x/y".
+	if strings.Contains(m.ClientID, "/") {
+		return perr("invalid_field", "clientId", "field \"clientId\" must not contain \"/\"")
+	}
 	if e := checkLabel("browser", m.Browser); e != nil {
 		return e
 	}

@@ -47,6 +47,7 @@ func TestParseRefusals(t *testing.T) {
 		`{"type":"nope"}`:                 "unknown_type",
 		`{"type":"hello","clientId":"c"}`: "missing_field",
 		`{"type":"hello","token":"t","clientId":"a b"}`:                      "invalid_field",
+		`{"type":"hello","token":"t","clientId":"c1/x"}`:                     "invalid_field",
 		`{"type":"action_request","action":"explode"}`:                       "invalid_action",
 		`{"type":"credentials","platform":"platform_z","headers":{"a":"b"}}`: "invalid_platform",
 		`{"type":"credentials","platform":"platform_a"}`:                     "missing_field",
