@@ -26,6 +26,7 @@ type Config struct {
 	AuthTimeout       time.Duration // hello must arrive within this
 	MaxMessageBytes   int64
 	SendQueue         int // outbound messages buffered per connection
+	MaxClients        int // live connections (distinct clientIds) at once
 	MaxBadMessages    int // invalid messages tolerated before closing
 
 	ActionTimeout  time.Duration // wait for action_result
@@ -41,6 +42,7 @@ const (
 	DefaultKeepalive      = 20 * time.Second // MV3 service workers sleep after 30 s idle
 	DefaultMaxMessage     = 8 << 20
 	DefaultSendQueue      = 256
+	DefaultMaxClients     = 128 // well below raftstore.MaxBrowserClients
 	DefaultMaxBad         = 10
 	DefaultActionTimeout  = 15 * time.Second
 	DefaultRequestTimeout = 120 * time.Second
@@ -68,6 +70,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SendQueue <= 0 {
 		c.SendQueue = DefaultSendQueue
+	}
+	if c.MaxClients <= 0 {
+		c.MaxClients = DefaultMaxClients
 	}
 	if c.MaxBadMessages <= 0 {
 		c.MaxBadMessages = DefaultMaxBad

@@ -109,6 +109,10 @@ func (c *Conn) pair() bool {
 		return refuse(CloseUnauthorized, "wrong pairing token")
 	}
 	c.clientID, c.browser = hello.ClientID, hello.Browser
+	const full = "too many browser clients connected; try again later"
+	if !c.hub.roomFor(c.clientID) {
+		return refuse(websocket.CloseTryAgainLater, full)
+	}
 	c.connectedAt = time.Now().UTC()
 	c.lastSeen.Store(c.connectedAt.UnixNano())
 	_ = c.ws.SetReadDeadline(time.Now().Add(c.hub.cfg.ReadTimeout))
@@ -124,7 +128,14 @@ func (c *Conn) pair() bool {
 	}); err != nil {
 		return refuse(websocket.CloseTryAgainLater, "daemon cannot record the client right now")
 	}
-	c.hub.register(c)
+	if !c.hub.register(c) {
+		// Another client took the last slot since roomFor: undo the
+		// connect this client was already recorded with.
+		dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer dcancel()
+		_, _ = c.hub.host.Apply(dctx, raftstore.CmdBrowserClient, raftstore.BrowserClientEvent{ClientID: c.clientID, Event: "disconnect"})
+		return refuse(websocket.CloseTryAgainLater, full)
+	}
 	c.send(bridgeproto.HelloOK{
 		Type: bridgeproto.TypeHelloOK, ClientID: c.clientID, ProtocolVer: bridgeproto.ProtocolVersion,
 		KeepaliveMs: c.hub.cfg.KeepaliveInterval.Milliseconds(), MaxMessageSize: c.hub.cfg.MaxMessageBytes,

@@ -141,15 +141,32 @@ func (h hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return http.NewResponseController(h.ResponseWriter).Hijack()
 }
 
-// register makes c the live connection of its client, replacing an older one.
-func (h *Hub) register(c *Conn) {
+// roomFor reports whether clientID may pair now: it replaces its own live
+// connection, or the hub is below MaxClients.
+func (h *Hub) roomFor(clientID string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, known := h.conns[clientID]
+	return known || len(h.conns) < h.cfg.MaxClients
+}
+
+// register makes c the live connection of its client, replacing an older
+// one. It reports false when the hub is full: every live connection holds
+// two goroutines and a send queue, so an authenticated plugin opening
+// connections under ever new clientIds must not grow them without bound.
+func (h *Hub) register(c *Conn) bool {
 	h.mu.Lock()
 	old := h.conns[c.clientID]
+	if old == nil && len(h.conns) >= h.cfg.MaxClients {
+		h.mu.Unlock()
+		return false
+	}
 	h.conns[c.clientID] = c
 	h.mu.Unlock()
 	if old != nil {
 		old.close(4409, "replaced by a newer connection with the same clientId")
 	}
+	return true
 }
 
 // unregister forgets c (if still current) and fails its pending work.
