@@ -91,3 +91,23 @@ func TestBrowserRecordKeysDoNotCollide(t *testing.T) {
 		t.Fatalf("c1's record was taken over by another client:\nbefore %+v\nafter  %+v", before.Records, after.Records)
 	}
 }
+
+// A request refused for a duplicate requestId was never sent, so it must
+// not spend a slot of the target's rate-limit window.
+func TestBrowserDuplicateRequestIDSpendsNoWindowSlot(t *testing.T) {
+	d := startBrowserDaemon(t, "SVC_RELAY_WINDOW_MAX=2", "SVC_RELAY_WINDOW_MS=600000")
+	p := connectPlugin(t, d, "dup-window", nil, func(o *fakeplugin.Options) { o.Manual = true })
+	first := make(chan *harness.Response, 1)
+	go func() {
+		first <- d.Do("POST", "/v1/browser/request", map[string]any{"platform": "platform_b", "path": "/api/echo", "requestId": "dup-1", "timeoutMs": 3000})
+	}()
+	if _, err := p.WaitFor(5*time.Second, bridgeproto.TypeAPIRequest, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		wantError(t, d.Do("POST", "/v1/browser/request", map[string]any{"platform": "platform_b", "path": "/api/echo", "requestId": "dup-1"}), 409, "duplicate_request_id")
+	}
+	// The window holds two: dup-1 and this one.
+	wantError(t, d.Do("POST", "/v1/browser/request", map[string]any{"platform": "platform_b", "path": "/api/echo", "requestId": "other-1", "timeoutMs": 200}), 504, "relay_timeout")
+	<-first
+}

@@ -114,6 +114,9 @@ func (s *Server) relayRequest(w http.ResponseWriter, r *http.Request, q *browser
 	if err != nil {
 		return err
 	}
+	if err := hub.CheckRequestID(q.RequestID); err != nil {
+		return err
+	}
 	ctx := r.Context()
 	dec, err := s.browser.relay.Admit(ctx, sel.Target)
 	if err != nil {

@@ -74,6 +74,16 @@ func clipID(s string) string {
 	return s
 }
 
+// CheckRequestID refuses a requestId already in flight. Callers check before
+// asking the relay policy, so a request that will never be sent does not
+// spend a rate-limit slot; Send still decides atomically.
+func (h *Hub) CheckRequestID(id string) error {
+	if h.lookup(id) != nil {
+		return api.Conflict("duplicate_request_id", "requestId %q is already in flight", clipID(id))
+	}
+	return nil
+}
+
 // Send dispatches an api_request to sel and returns the pending answer.
 // The caller must Finish it.
 func (h *Hub) Send(sel Selection, req bridgeproto.APIRequest) (*Pending, error) {
