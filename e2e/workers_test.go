@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -313,4 +315,54 @@ func stateOf(ws []workerInfo, name string) string {
 		}
 	}
 	return ""
+}
+
+// TestClosedStdinDoesNotReachWorkers starts svcd with fd 0 closed: the first
+// file it opens must not become the workers' standard input (go-plugin hands
+// every worker os.Stdin), or a worker would hold the raft store open. The Go
+// runtime (1.22+) opens /dev/null on closed fds 0-2 at start-up; this test
+// keeps svcd honest should that, or how workers are spawned, change.
+func TestClosedStdinDoesNotReachWorkers(t *testing.T) {
+	t.Parallel()
+	addr, dir := harness.FreePort(t), t.TempDir()
+	cmd := exec.Command("/bin/sh", "-c", `exec "$0" serve -listen "$1" -data-dir "$2" 0<&-`, harness.Binary(t), addr, dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var list envelope[struct {
+		Workers []workerInfo `json:"workers"`
+	}]
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if resp, err := http.Get("http://" + addr + "/v1/workers"); err == nil {
+			err = decodeBody(resp, &list)
+			resp.Body.Close()
+			if err == nil && len(list.Data.Workers) > 0 && list.Data.Workers[0].Pid > 0 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("svcd with closed stdin did not serve its workers")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, pid := range append([]int{cmd.Process.Pid}, pidsOf(list.Data.Workers)...) {
+		target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/0", pid))
+		if err != nil {
+			t.Fatalf("pid %d: %v", pid, err)
+		}
+		if target != os.DevNull {
+			t.Errorf("pid %d has %s as standard input, want %s", pid, target, os.DevNull)
+		}
+	}
+}
+
+func pidsOf(ws []workerInfo) []int {
+	var out []int
+	for _, w := range ws {
+		out = append(out, w.Pid)
+	}
+	return out
 }
