@@ -134,7 +134,7 @@ func (s *Server) relayRequest(w http.ResponseWriter, r *http.Request, q *browser
 		return api.NewError(http.StatusTooManyRequests, "relay_refused", "the relay policy refused the request to %s (%s); retry after %d ms", sel.Target, dec.Reason, retry).
 			WithDetails(map[string]any{"retry_after_ms": retry, "reason": dec.Reason, "target": sel.Target})
 	}
-	outcome := relay.Outcome{Target: sel.Target, Cancelled: true}
+	outcome := relay.Outcome{Target: sel.Target, Cancelled: true, Probe: dec.Probe}
 	defer func() {
 		// The caller has its answer before the engine hears the outcome:
 		// reporting is bookkeeping and must not add a round trip to it.

@@ -77,6 +77,7 @@ type RelayAdmitResponse struct {
 	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
 	RetryAfterMs  int64                  `protobuf:"varint,3,opt,name=retry_after_ms,json=retryAfterMs,proto3" json:"retry_after_ms,omitempty"`
 	Changed       bool                   `protobuf:"varint,4,opt,name=changed,proto3" json:"changed,omitempty"`
+	Probe         bool                   `protobuf:"varint,5,opt,name=probe,proto3" json:"probe,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -139,12 +140,20 @@ func (x *RelayAdmitResponse) GetChanged() bool {
 	return false
 }
 
+func (x *RelayAdmitResponse) GetProbe() bool {
+	if x != nil {
+		return x.Probe
+	}
+	return false
+}
+
 type RelayReportRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Target        string                 `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
 	Status        int32                  `protobuf:"varint,2,opt,name=status,proto3" json:"status,omitempty"`
 	RetryAfterMs  int64                  `protobuf:"varint,3,opt,name=retry_after_ms,json=retryAfterMs,proto3" json:"retry_after_ms,omitempty"`
 	Cancelled     bool                   `protobuf:"varint,4,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
+	Probe         bool                   `protobuf:"varint,5,opt,name=probe,proto3" json:"probe,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -203,6 +212,13 @@ func (x *RelayReportRequest) GetRetryAfterMs() int64 {
 func (x *RelayReportRequest) GetCancelled() bool {
 	if x != nil {
 		return x.Cancelled
+	}
+	return false
+}
+
+func (x *RelayReportRequest) GetProbe() bool {
+	if x != nil {
+		return x.Probe
 	}
 	return false
 }
@@ -761,17 +777,19 @@ const file_relay_proto_rawDesc = "" +
 	"\n" +
 	"\vrelay.proto\x12\rsvcd.relay.v1\"+\n" +
 	"\x11RelayAdmitRequest\x12\x16\n" +
-	"\x06target\x18\x01 \x01(\tR\x06target\"\x86\x01\n" +
+	"\x06target\x18\x01 \x01(\tR\x06target\"\x9c\x01\n" +
 	"\x12RelayAdmitResponse\x12\x18\n" +
 	"\aallowed\x18\x01 \x01(\bR\aallowed\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12$\n" +
 	"\x0eretry_after_ms\x18\x03 \x01(\x03R\fretryAfterMs\x12\x18\n" +
-	"\achanged\x18\x04 \x01(\bR\achanged\"\x88\x01\n" +
+	"\achanged\x18\x04 \x01(\bR\achanged\x12\x14\n" +
+	"\x05probe\x18\x05 \x01(\bR\x05probe\"\x9e\x01\n" +
 	"\x12RelayReportRequest\x12\x16\n" +
 	"\x06target\x18\x01 \x01(\tR\x06target\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12$\n" +
 	"\x0eretry_after_ms\x18\x03 \x01(\x03R\fretryAfterMs\x12\x1c\n" +
-	"\tcancelled\x18\x04 \x01(\bR\tcancelled\"/\n" +
+	"\tcancelled\x18\x04 \x01(\bR\tcancelled\x12\x14\n" +
+	"\x05probe\x18\x05 \x01(\bR\x05probe\"/\n" +
 	"\x13RelayReportResponse\x12\x18\n" +
 	"\achanged\x18\x01 \x01(\bR\achanged\"\x14\n" +
 	"\x12RelayStatusRequest\"\xda\x02\n" +

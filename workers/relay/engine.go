@@ -86,7 +86,8 @@ func (e *Engine) Admit(ctx context.Context, name string) (Decision, error) {
 		}
 	}
 	changed := t.Breaker != before
-	if t.Breaker == BreakerHalfOpen {
+	probe := t.Breaker == BreakerHalfOpen
+	if probe {
 		t.probing = true
 	}
 	now := e.now()
@@ -97,7 +98,7 @@ func (e *Engine) Admit(ctx context.Context, name string) (Decision, error) {
 	t.inFlight++
 	t.Admitted++
 	e.dirty[name] = true
-	return Decision{Allowed: true, Changed: changed}, nil
+	return Decision{Allowed: true, Changed: changed, Probe: probe}, nil
 }
 
 // gate applies breaker, backoff and window, in that order. It may move an
@@ -143,14 +144,20 @@ func (e *Engine) Report(ctx context.Context, o Outcome) (bool, error) {
 		close(t.slot)
 		t.slot = make(chan struct{})
 	}
-	wasProbe := t.probing
-	t.probing = false
+	if o.Probe {
+		t.probing = false
+	}
 	if o.Cancelled {
 		return false, nil
 	}
 	now := e.now()
 	t.LastStatus, t.LastOutcomeMs = o.Status, now.UnixMilli()
 	e.dirty[o.Target] = true
+	if t.Breaker == BreakerHalfOpen && !o.Probe {
+		// A late answer to a request admitted before the breaker opened: only
+		// the probe may decide whether the target has recovered.
+		return false, nil
+	}
 	if !failure(o) {
 		changed := t.BackoffLevel != 0 || t.BreakerFailures != 0 || t.Breaker != BreakerClosed
 		t.BackoffLevel, t.BackoffUntilMs, t.BreakerFailures, t.Breaker = 0, 0, 0, BreakerClosed
@@ -168,7 +175,7 @@ func (e *Engine) Report(ctx context.Context, o Outcome) (bool, error) {
 	}
 	t.BackoffUntilMs = now.UnixMilli() + wait
 	t.BreakerFailures++
-	if (t.Breaker == BreakerHalfOpen && wasProbe) || (t.Breaker == BreakerClosed && t.BreakerFailures >= e.policy.BreakerFailures) {
+	if t.Breaker == BreakerHalfOpen || (t.Breaker == BreakerClosed && t.BreakerFailures >= e.policy.BreakerFailures) {
 		t.Breaker, t.BreakerOpenedMs = BreakerOpen, now.UnixMilli()
 	}
 	return true, nil

@@ -112,23 +112,55 @@ func TestBreakerOpensHalfOpensAndCloses(t *testing.T) {
 	}
 	c.add(time.Second)
 	probe := admit(t, e, "a")
-	if !probe.Allowed || !probe.Changed {
+	if !probe.Allowed || !probe.Changed || !probe.Probe {
 		t.Fatalf("half-open probe: %+v", probe)
 	}
 	if d := admit(t, e, "a"); d.Allowed || d.Reason != "circuit_half_open" {
 		t.Fatalf("second request during the probe: %+v", d)
 	}
-	e.Report(context.Background(), Outcome{Target: "a", Status: 503})
+	e.Report(context.Background(), Outcome{Target: "a", Status: 503, Probe: true})
 	c.add(2 * time.Millisecond)
 	if d := admit(t, e, "a"); d.Reason != "circuit_open" {
 		t.Fatalf("failed probe must reopen: %+v", d)
 	}
 	c.add(time.Second)
-	admit(t, e, "a")
-	e.Report(context.Background(), Outcome{Target: "a", Status: 200})
+	probe = admit(t, e, "a")
+	e.Report(context.Background(), Outcome{Target: "a", Status: 200, Probe: probe.Probe})
 	st, _ := e.Status(context.Background())
 	if st.Targets["a"].Breaker != BreakerClosed {
 		t.Fatalf("probe success must close: %+v", st.Targets["a"])
+	}
+}
+
+// TestOnlyTheProbeDecidesHalfOpen: a late answer to a request admitted
+// before the breaker opened must neither free the probe's place nor close or
+// reopen the breaker.
+func TestOnlyTheProbeDecidesHalfOpen(t *testing.T) {
+	e, c := newTestEngine(Policy{BackoffBaseMs: 1, BackoffMaxMs: 1, BreakerFailures: 1, BreakerOpenMs: 1000, MaxInFlight: 4})
+	late := admit(t, e, "a") // admitted while closed; its answer comes late
+	if !late.Allowed || late.Probe {
+		t.Fatalf("closed admission: %+v", late)
+	}
+	admit(t, e, "a")
+	e.Report(context.Background(), Outcome{Target: "a", Status: 502}) // opens the breaker
+	c.add(time.Second + 2*time.Millisecond)
+	probe := admit(t, e, "a")
+	if !probe.Allowed || !probe.Probe {
+		t.Fatalf("probe: %+v", probe)
+	}
+	for _, status := range []int{200, 503} {
+		e.Report(context.Background(), Outcome{Target: "a", Status: status, Probe: late.Probe})
+		if d := admit(t, e, "a"); d.Allowed || d.Reason != "circuit_half_open" {
+			t.Fatalf("after a late %d the probe's place was given away: %+v", status, d)
+		}
+		st, _ := e.Status(context.Background())
+		if st.Targets["a"].Breaker != BreakerHalfOpen {
+			t.Fatalf("a late %d decided the breaker: %+v", status, st.Targets["a"])
+		}
+	}
+	e.Report(context.Background(), Outcome{Target: "a", Status: 200, Probe: true})
+	if st, _ := e.Status(context.Background()); st.Targets["a"].Breaker != BreakerClosed {
+		t.Fatalf("the probe's success must close: %+v", st.Targets["a"])
 	}
 }
 

@@ -42,11 +42,11 @@ func (c *GRPCClient) Admit(ctx context.Context, target string) (Decision, error)
 	if err != nil {
 		return Decision{}, err
 	}
-	return Decision{Allowed: r.Allowed, Reason: r.Reason, RetryAfterMs: r.RetryAfterMs, Changed: r.Changed}, nil
+	return Decision{Allowed: r.Allowed, Reason: r.Reason, RetryAfterMs: r.RetryAfterMs, Changed: r.Changed, Probe: r.Probe}, nil
 }
 
 func (c *GRPCClient) Report(ctx context.Context, o Outcome) (bool, error) {
-	r, err := c.client.Report(ctx, &pb.RelayReportRequest{Target: o.Target, Status: int32(o.Status), RetryAfterMs: o.RetryAfterMs, Cancelled: o.Cancelled})
+	r, err := c.client.Report(ctx, &pb.RelayReportRequest{Target: o.Target, Status: int32(o.Status), RetryAfterMs: o.RetryAfterMs, Cancelled: o.Cancelled, Probe: o.Probe})
 	if err != nil {
 		return false, err
 	}
@@ -96,11 +96,11 @@ func (s *GRPCServer) Admit(ctx context.Context, r *pb.RelayAdmitRequest) (*pb.Re
 	if err != nil {
 		return nil, err
 	}
-	return &pb.RelayAdmitResponse{Allowed: d.Allowed, Reason: d.Reason, RetryAfterMs: d.RetryAfterMs, Changed: d.Changed}, nil
+	return &pb.RelayAdmitResponse{Allowed: d.Allowed, Reason: d.Reason, RetryAfterMs: d.RetryAfterMs, Changed: d.Changed, Probe: d.Probe}, nil
 }
 
 func (s *GRPCServer) Report(ctx context.Context, r *pb.RelayReportRequest) (*pb.RelayReportResponse, error) {
-	changed, err := s.impl.Report(ctx, Outcome{Target: r.Target, Status: int(r.Status), RetryAfterMs: r.RetryAfterMs, Cancelled: r.Cancelled})
+	changed, err := s.impl.Report(ctx, Outcome{Target: r.Target, Status: int(r.Status), RetryAfterMs: r.RetryAfterMs, Cancelled: r.Cancelled, Probe: r.Probe})
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,9 @@ type Decision struct {
 	Reason       string `json:"reason,omitempty"` // rate_limited, backoff, circuit_open, circuit_half_open, busy
 	RetryAfterMs int64  `json:"retry_after_ms,omitempty"`
 	Changed      bool   `json:"changed,omitempty"` // a state transition worth persisting now
+	// Probe marks the one request a half-open breaker lets through; its
+	// Outcome must carry Probe back, so that only it decides the breaker.
+	Probe bool `json:"probe,omitempty"`
 }
 
 // Outcome is what happened to an admitted request. Status 0 with Cancelled
@@ -38,6 +41,7 @@ type Outcome struct {
 	Status       int    `json:"status"`
 	RetryAfterMs int64  `json:"retry_after_ms,omitempty"`
 	Cancelled    bool   `json:"cancelled,omitempty"`
+	Probe        bool   `json:"probe,omitempty"` // Decision.Probe of this request's admission
 }
 
 // Breaker states.
