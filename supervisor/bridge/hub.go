@@ -47,7 +47,12 @@ type Hub struct {
 
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// wg counts the hub's goroutines. closing (under mu) is set by Close
+	// before it waits, and every wg.Add happens under mu after checking it:
+	// an upgrade that finishes while Close runs must not start a connection
+	// Close no longer waits for.
+	wg      sync.WaitGroup
+	closing bool
 }
 
 // New builds a hub; Start runs its background loops.
@@ -90,6 +95,7 @@ func (h *Hub) Start() {
 func (h *Hub) Close() error {
 	h.cancel()
 	h.mu.Lock()
+	h.closing = true
 	conns := make([]*Conn, 0, len(h.conns))
 	for _, c := range h.conns {
 		conns = append(conns, c)
@@ -123,8 +129,16 @@ func (h *Hub) ServeWS(w http.ResponseWriter, r *http.Request) error {
 		h.log.Debug("websocket upgrade failed", "error", err)
 		return nil
 	}
-	c := newConn(h, ws, r.RemoteAddr)
+	h.mu.Lock()
+	if h.closing {
+		h.mu.Unlock()
+		_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "daemon shutting down"), time.Now().Add(time.Second))
+		_ = ws.Close()
+		return nil
+	}
 	h.wg.Add(1)
+	h.mu.Unlock()
+	c := newConn(h, ws, r.RemoteAddr)
 	go func() {
 		defer h.wg.Done()
 		c.run()
