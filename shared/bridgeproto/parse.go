@@ -266,13 +266,7 @@ func (m *ActionRequest) validate() *ParseError {
 }
 
 func (m *Credentials) validate() *ParseError {
-	if e := checkPlatform(m.Platform); e != nil {
-		return e
-	}
-	if e := checkLabel("account", m.Account); e != nil {
-		return e
-	}
-	if e := checkHost(m.Host); e != nil {
+	if e := checkPage(m.Platform, m.Account, m.Host); e != nil {
 		return e
 	}
 	if e := checkHeaderMap("headers", m.Headers); e != nil {
@@ -287,6 +281,18 @@ func (m *Credentials) validate() *ParseError {
 	return nil
 }
 
+// checkPage validates what names the platform page a capture came from
+// (the parts of a record's key).
+func checkPage(platform, account, host string) *ParseError {
+	if e := checkPlatform(platform); e != nil {
+		return e
+	}
+	if e := checkLabel("account", account); e != nil {
+		return e
+	}
+	return checkHost(host)
+}
+
 func checkHost(h string) *ParseError {
 	if len(h) > MaxLabelLen || strings.ContainsAny(h, "/?#@ \t\r\n") {
 		return perr("invalid_field", "host", "field \"host\" must be a bare host name (no scheme, path or credentials)")
@@ -295,13 +301,7 @@ func checkHost(h string) *ParseError {
 }
 
 func (m *APIEndpoints) validate() *ParseError {
-	if e := checkPlatform(m.Platform); e != nil {
-		return e
-	}
-	if e := checkLabel("account", m.Account); e != nil {
-		return e
-	}
-	if e := checkHost(m.Host); e != nil {
+	if e := checkPage(m.Platform, m.Account, m.Host); e != nil {
 		return e
 	}
 	if len(m.Endpoints) > MaxEndpoints {
