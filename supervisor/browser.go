@@ -39,19 +39,19 @@ func (s *Server) startBrowser(ctx context.Context) error {
 		PairingToken:      pairing,
 		AllowedOrigins:    s.cfg.BrowserOrigins(),
 		AllowedPeers:      peers,
-		KeepaliveInterval: ms64(s.cfg.BrowserKeepaliveMs),
+		KeepaliveInterval: ms(s.cfg.BrowserKeepaliveMs),
 		MaxMessageBytes:   s.cfg.BrowserMaxMessageBytes,
-		ActionTimeout:     ms64(s.cfg.BrowserActionTimeoutMs),
-		RequestTimeout:    ms64(s.cfg.BrowserRequestTimeoutMs),
-		StaleAfter:        ms64(s.cfg.BrowserStaleAfterMs),
-		LostAfter:         ms64(s.cfg.BrowserLostAfterMs),
-		SweepInterval:     ms64(s.cfg.BrowserSweepIntervalMs),
+		ActionTimeout:     ms(s.cfg.BrowserActionTimeoutMs),
+		RequestTimeout:    ms(s.cfg.BrowserRequestTimeoutMs),
+		StaleAfter:        ms(s.cfg.BrowserStaleAfterMs),
+		LostAfter:         ms(s.cfg.BrowserLostAfterMs),
+		SweepInterval:     ms(s.cfg.BrowserSweepIntervalMs),
 	}, bridgeHost{s}, s.log.Named("bridge"))
 
 	policy := s.relayPolicy()
 	rl := s.relayBackend(policy)
 	b := &browserSide{hub: hub, relay: rl, done: make(chan struct{})}
-	b.flusher = relay.NewFlusher(rl, ms64(policy.FlushIntervalMs), s.saveRelayStates, func(err error) {
+	b.flusher = relay.NewFlusher(rl, ms(policy.FlushIntervalMs), s.saveRelayStates, func(err error) {
 		s.log.Debug("relay state flush failed", "error", err)
 	})
 	// Restore persisted windows, backoff and breakers before the first request.
@@ -78,8 +78,6 @@ func (s *Server) startBrowser(ctx context.Context) error {
 	})
 	return nil
 }
-
-func ms64(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 
 // relayPolicy is the configured relay policy with defaults filled in.
 func (s *Server) relayPolicy() relay.Policy {

@@ -87,7 +87,8 @@ func workerEnviron(env []string) []string {
 	return out
 }
 
-func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+// ms turns a configured count of milliseconds into a Duration.
+func ms[N int | int64](n N) time.Duration { return time.Duration(n) * time.Millisecond }
 
 // workerStatus is the worker list for /v1/status and the panel.
 func (s *Server) workerStatus() []status.Worker {
