@@ -1,11 +1,9 @@
 package bridge
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -123,7 +121,7 @@ func (h *Hub) ServeWS(w http.ResponseWriter, r *http.Request) error {
 	if h.ctx.Err() != nil {
 		return api.Unavailable("shutting_down", "the daemon is shutting down")
 	}
-	ws, err := h.upgrader.Upgrade(hijacker{w}, r, nil)
+	ws, err := h.upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		// Upgrade has written its own HTTP error.
 		h.log.Debug("websocket upgrade failed", "error", err)
@@ -144,15 +142,6 @@ func (h *Hub) ServeWS(w http.ResponseWriter, r *http.Request) error {
 		c.run()
 	}()
 	return nil
-}
-
-// hijacker exposes Hijack through the supervisor's response wrappers:
-// gorilla asserts http.Hijacker directly, while the wrappers only offer
-// Unwrap, which http.ResponseController follows.
-type hijacker struct{ http.ResponseWriter }
-
-func (h hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	return http.NewResponseController(h.ResponseWriter).Hijack()
 }
 
 // roomFor reports whether clientID may pair now: it replaces its own live
