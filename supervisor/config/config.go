@@ -284,7 +284,7 @@ func envVars() []envVar {
 		{"SVC_WORKER_BACKOFF_MAX_MS", func(c *Config, v string) (err error) { c.WorkerBackoffMaxMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_DRAIN_TIMEOUT_MS", func(c *Config, v string) (err error) { c.WorkerDrainTimeoutMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_HEALTH_INTERVAL_MS", func(c *Config, v string) (err error) { c.WorkerHealthIntervalMs, err = strconv.Atoi(v); return }},
-	}, browserEnvVars()...)
+	}, append(browserEnvVars(), instrEnvVars()...)...)
 }
 
 func applyEnv(c *Config, getenv func(string) string) error {

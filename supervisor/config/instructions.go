@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -42,4 +43,22 @@ func (c Config) validateInstructions() []error {
 		errs = append(errs, fmt.Errorf("instr_section_max_bytes (%d) must be at least 256 and at most instr_report_max_bytes (%d, at least 1024)", sec, rep))
 	}
 	return errs
+}
+
+// instrEnvVars are the SVC_INSTR_* variables.
+func instrEnvVars() []envVar {
+	i64 := func(dst func(*Config) *int64) func(*Config, string) error {
+		return func(c *Config, v string) (err error) { *dst(c), err = strconv.ParseInt(v, 10, 64); return }
+	}
+	i := func(dst func(*Config) *int) func(*Config, string) error {
+		return func(c *Config, v string) (err error) { *dst(c), err = strconv.Atoi(v); return }
+	}
+	return []envVar{
+		{"SVC_INSTR_BLOCK_TIMEOUT_MS", i64(func(c *Config) *int64 { return &c.InstrBlockTimeoutMs })},
+		{"SVC_INSTR_MAX_BLOCKS", i(func(c *Config) *int { return &c.InstrMaxBlocks })},
+		{"SVC_INSTR_MAX_ROUNDS", i(func(c *Config) *int { return &c.InstrMaxRounds })},
+		{"SVC_INSTR_SECTION_MAX_BYTES", i(func(c *Config) *int { return &c.InstrSectionMaxBytes })},
+		{"SVC_INSTR_REPORT_MAX_BYTES", i(func(c *Config) *int { return &c.InstrReportMaxBytes })},
+		{"SVC_INSTR_INGEST_MAX_TEXT_BYTES", i(func(c *Config) *int { return &c.InstrIngestMaxTextLen })},
+	}
 }
