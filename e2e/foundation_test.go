@@ -415,6 +415,7 @@ func TestSIGTERMFinishesRequestsInFlight(t *testing.T) {
 	go func() {
 		req, _ := http.NewRequest("POST", d.URL+"/v1/exec", strings.NewReader(`{"command":"sleep 1; echo finished"}`))
 		req.Header.Set("Authorization", "Bearer "+d.Token)
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			done <- result{0, err.Error()}
