@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -185,21 +184,8 @@ func TestPreflightOnlyForAllowedOrigins(t *testing.T) {
 func TestStatusWrapperGuards(t *testing.T) {
 	t.Parallel()
 	d := harness.Start(t, harness.Options{})
-	addr := harness.FreePort(t)
-	cmd := exec.Command(harness.Binary(t), "status-wrapper", "-status-listen", addr, "-daemon-url", d.URL)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	base := "http://" + addr
-	waitUntil(t, 10*time.Second, "status wrapper", func() bool {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err == nil
-	})
+	base := startStatusWrapper(t, d.URL)
+	addr := strings.TrimPrefix(base, "http://")
 	_, port, _ := net.SplitHostPort(addr)
 	for _, path := range []string{"/v1/status", "/", "/describe"} {
 		if r := harness.Do(t, "GET", base+path, nil, "Host: evil.example:"+port); r.Status != 403 || !strings.Contains(string(r.Body), "host_not_allowed") {
