@@ -18,24 +18,26 @@ import (
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/supervisor/config"
+	"github.com/svcd/svcd/supervisor/guard"
 	"github.com/svcd/svcd/supervisor/workermgr"
 )
 
 // Server is one running supervisor.
 type Server struct {
-	cfg          config.Config
-	log          hclog.Logger
-	node         *raftstore.Node
-	token        string
-	tokenFile    string
-	allowedHosts map[string]struct{}
-	routes       []Route
-	router       *mux.Router
-	handler      http.Handler
-	metrics      *metrics
-	workers      *workermgr.Manager // worker processes (hostops …) over go-plugin
-	browser      *browserSide       // browser bridge hub and relay engine
-	started      time.Time
+	cfg       config.Config
+	log       hclog.Logger
+	node      *raftstore.Node
+	token     string
+	tokenFile string
+	guard     *guard.Policy // Host allow-list and the cross-site write guard, shared by every listener
+	routes    []Route
+	router    *mux.Router
+	handler   http.Handler
+	metrics   *metrics
+	workers   *workermgr.Manager // worker processes (hostops …) over go-plugin
+	browser   *browserSide       // browser bridge hub and relay engine
+	execSlots chan struct{}      // one per exec running; full means 429 exec_busy
+	started   time.Time
 	// closers stop the parts New started (workers, bridge hub …), in reverse
 	// order, before raft shuts down.
 	closers   []func() error
@@ -55,19 +57,19 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 		return nil, err
 	}
 	s := &Server{
-		cfg:          cfg,
-		log:          log,
-		allowedHosts: allowedHostSet(cfg.Listen, cfg.AllowedHosts),
-		started:      time.Now().UTC(),
+		cfg:     cfg,
+		log:     log,
+		guard:   guard.New(cfg.Listen, cfg.AllowedHosts, cfg.AllowedOrigins),
+		started: time.Now().UTC(),
+		// One place per exec allowed to run at once (exec_max_concurrent).
+		execSlots: make(chan struct{}, cfg.ExecMaxConcurrent),
 	}
-	token, tokenFile, err := resolveToken(cfg)
+	ti, err := resolveToken(cfg)
 	if err != nil {
 		return nil, err
 	}
-	s.token, s.tokenFile = token, tokenFile
-	if tokenFile != "" {
-		log.Info("shared token loaded from file (mode 0600); pass it as Authorization: Bearer for host operations", "path", tokenFile)
-	}
+	s.token, s.tokenFile = ti.token, ti.file
+	s.logToken(ti)
 
 	node, err := raftstore.Open(raftstore.Config{
 		NodeID:    cfg.NodeID,
@@ -109,7 +111,10 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 	s.metrics = newMetrics(s)
 	s.routes = s.routeTable()
 	s.router = s.buildRouter()
-	s.handler = withRequestID(s.withRecovery(s.withAccessLog(s.withHostGuard(s.router))))
+	// The guards wrap the whole router, not single routes: a route added
+	// later cannot skip them. Host first (a rebinding page learns nothing),
+	// then the write guard (Origin, Sec-Fetch-Site, JSON bodies).
+	s.handler = withRequestID(s.withRecovery(s.withAccessLog(s.guard.Hosts(s.guard.Writes(s.router)))))
 	return s, nil
 }
 
@@ -203,6 +208,9 @@ func (s *Server) wrap(rt Route) http.Handler {
 				limit = rt.MaxBody
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
+		}
+		if s.node != nil {
+			w = &indexWriter{ResponseWriter: w, index: s.node.AppliedIndex}
 		}
 		if err := rt.Handle(w, r); err != nil {
 			api.WriteError(w, err)

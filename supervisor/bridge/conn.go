@@ -56,7 +56,9 @@ func (c *Conn) run() {
 	ws := c.ws
 	ws.SetReadLimit(c.hub.cfg.MaxMessageBytes)
 	_ = ws.SetReadDeadline(time.Now().Add(c.hub.cfg.AuthTimeout))
-	if !c.pair() {
+	paired := c.pair()
+	c.hub.releaseUnpaired()
+	if !paired {
 		_ = ws.Close()
 		return
 	}

@@ -27,23 +27,30 @@ type Config struct {
 	Bootstrap    bool     `hcl:"bootstrap,optional"`
 	SharedToken  string   `hcl:"shared_token,optional"`
 	AllowedHosts []string `hcl:"allowed_hosts,optional"`
-	MaxBodyBytes int64    `hcl:"max_body_bytes,optional"`
-	ShutdownMs   int      `hcl:"shutdown_timeout_ms,optional"`
-	LogLevel     string   `hcl:"log_level,optional"`
-	LogJSON      bool     `hcl:"log_json,optional"`
-	StatusListen string   `hcl:"status_listen,optional"`
-	StatusDaemon string   `hcl:"status_daemon_url,optional"`
+	// AllowedOrigins may make state-changing requests from a browser besides
+	// the daemon's own pages (empty by default; see docs/security.md).
+	AllowedOrigins []string `hcl:"allowed_origins,optional"`
+	// InsecureTokenFile lets the daemon start with a token file that group
+	// or others can read (refused by default, as ssh refuses such a key).
+	InsecureTokenFile bool   `hcl:"insecure_token_file,optional"`
+	MaxBodyBytes      int64  `hcl:"max_body_bytes,optional"`
+	ShutdownMs        int    `hcl:"shutdown_timeout_ms,optional"`
+	LogLevel          string `hcl:"log_level,optional"`
+	LogJSON           bool   `hcl:"log_json,optional"`
+	StatusListen      string `hcl:"status_listen,optional"`
+	StatusDaemon      string `hcl:"status_daemon_url,optional"`
 
 	// Host operations (the hostops worker). See docs/hostops.md.
-	ExecTimeoutMaxMs int64    `hcl:"exec_timeout_max_ms,optional"`   // largest timeoutMs accepted
-	ExecOutputCap    int      `hcl:"exec_output_cap_bytes,optional"` // per stream; more is cut and flagged
-	FilesReadCap     int64    `hcl:"files_read_cap_bytes,optional"`
-	FilesWriteCap    int64    `hcl:"files_write_cap_bytes,optional"`
-	HostopsRoots     []string `hcl:"hostops_allowed_roots,optional"` // empty: no restriction
-	ExecRunAsUID     int      `hcl:"exec_run_as_uid,optional"`       // -1: the daemon's
-	ExecRunAsGID     int      `hcl:"exec_run_as_gid,optional"`       // -1: the daemon's
-	ExecEnvAllow     []string `hcl:"exec_env_allow,optional"`        // empty: the daemon's env minus internals
-	ExecRlimits      string   `hcl:"exec_rlimits,optional"`          // "cpu=10,as=1073741824,nofile=256"
+	ExecTimeoutMaxMs  int64    `hcl:"exec_timeout_max_ms,optional"`   // largest timeoutMs accepted
+	ExecOutputCap     int      `hcl:"exec_output_cap_bytes,optional"` // per stream; more is cut and flagged
+	FilesReadCap      int64    `hcl:"files_read_cap_bytes,optional"`
+	FilesWriteCap     int64    `hcl:"files_write_cap_bytes,optional"`
+	HostopsRoots      []string `hcl:"hostops_allowed_roots,optional"` // empty: no restriction
+	ExecRunAsUID      int      `hcl:"exec_run_as_uid,optional"`       // -1: the daemon's
+	ExecRunAsGID      int      `hcl:"exec_run_as_gid,optional"`       // -1: the daemon's
+	ExecEnvAllow      []string `hcl:"exec_env_allow,optional"`        // empty: the daemon's env minus internals
+	ExecRlimits       string   `hcl:"exec_rlimits,optional"`          // "cpu=10,as=1073741824,nofile=256"
+	ExecMaxConcurrent int      `hcl:"exec_max_concurrent,optional"`   // execs running at once; more answer 429
 
 	// Worker manager (all workers). WorkerExecutable is the binary re-executed
 	// as `svcd worker NAME`; svcd serve sets it to itself. Empty runs no
@@ -69,6 +76,7 @@ type Config struct {
 	BrowserActionTimeoutMs  int64    `hcl:"browser_action_timeout_ms,optional"`
 	BrowserRequestTimeoutMs int64    `hcl:"browser_request_timeout_ms,optional"`
 	BrowserMaxMessageBytes  int64    `hcl:"browser_max_message_bytes,optional"`
+	BrowserMaxUnpaired      int64    `hcl:"browser_max_unpaired,optional"` // connections waiting for hello; more answer 503
 	RelayWindowMs           int64    `hcl:"relay_window_ms,optional"`
 	RelayWindowMax          int64    `hcl:"relay_window_max,optional"`
 	RelayMaxInFlight        int64    `hcl:"relay_max_in_flight,optional"`
@@ -106,12 +114,13 @@ func Defaults() Config {
 		StatusListen: "127.0.0.1:4318",
 		StatusDaemon: "http://127.0.0.1:4317",
 
-		ExecTimeoutMaxMs: 600_000,
-		ExecOutputCap:    1 << 20,
-		FilesReadCap:     10 << 20,
-		FilesWriteCap:    10 << 20,
-		ExecRunAsUID:     -1,
-		ExecRunAsGID:     -1,
+		ExecTimeoutMaxMs:  600_000,
+		ExecOutputCap:     1 << 20,
+		FilesReadCap:      10 << 20,
+		FilesWriteCap:     10 << 20,
+		ExecRunAsUID:      -1,
+		ExecRunAsGID:      -1,
+		ExecMaxConcurrent: 32,
 
 		WorkerCrashLoopCount:    5,
 		WorkerCrashLoopWindowMs: 60_000,
@@ -203,6 +212,7 @@ func (c Config) Validate() error {
 		"worker_crash_loop_count": int64(c.WorkerCrashLoopCount), "worker_crash_loop_window_ms": int64(c.WorkerCrashLoopWindowMs),
 		"worker_backoff_base_ms": int64(c.WorkerBackoffBaseMs), "worker_backoff_max_ms": int64(c.WorkerBackoffMaxMs),
 		"worker_health_interval_ms": int64(c.WorkerHealthIntervalMs),
+		"exec_max_concurrent":       int64(c.ExecMaxConcurrent),
 	}
 	if c.WorkerDrainTimeoutMs < 0 {
 		errs = append(errs, fmt.Errorf("worker_drain_timeout_ms must be 0 (derived) or positive, got %d", c.WorkerDrainTimeoutMs))
@@ -221,6 +231,7 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, c.validateBrowser()...)
 	errs = append(errs, c.validateInstructions()...)
+	errs = append(errs, c.validateGuard()...)
 	switch strings.ToLower(c.LogLevel) {
 	case "trace", "debug", "info", "warn", "error":
 	default:
@@ -263,6 +274,9 @@ func envVars() []envVar {
 		{"SVC_BOOTSTRAP", boolean(func(c *Config) *bool { return &c.Bootstrap })},
 		{"SVC_SHARED_TOKEN", str(func(c *Config) *string { return &c.SharedToken })},
 		{"SVC_ALLOWED_HOSTS", func(c *Config, v string) error { c.AllowedHosts = splitList(v); return nil }},
+		{"SVC_ALLOWED_ORIGINS", func(c *Config, v string) error { c.AllowedOrigins = splitList(v); return nil }},
+		{"SVC_INSECURE_TOKEN_FILE", boolean(func(c *Config) *bool { return &c.InsecureTokenFile })},
+		{"SVC_EXEC_MAX_CONCURRENT", func(c *Config, v string) (err error) { c.ExecMaxConcurrent, err = strconv.Atoi(v); return }},
 		{"SVC_MAX_BODY_BYTES", func(c *Config, v string) (err error) { c.MaxBodyBytes, err = strconv.ParseInt(v, 10, 64); return }},
 		{"SVC_SHUTDOWN_TIMEOUT_MS", func(c *Config, v string) (err error) { c.ShutdownMs, err = strconv.Atoi(v); return }},
 		{"SVC_LOG_LEVEL", str(func(c *Config) *string { return &c.LogLevel })},
@@ -311,6 +325,9 @@ func bindFlags(fs *flag.FlagSet) map[string]func(*Config) {
 	raftAddr := fs.String("raft-addr", "", "raft TCP address for multi-node clusters (empty: single node)")
 	bootstrap := fs.Bool("bootstrap", d.Bootstrap, "form a new cluster when there is no state")
 	hosts := fs.String("allowed-hosts", "", "extra Host header values to accept, comma separated")
+	origins := fs.String("allowed-origins", "", "browser origins allowed to make state-changing requests, comma separated (empty: only the daemon's own)")
+	insecureToken := fs.Bool("insecure-token-file", false, "start even when the token file is readable by group or others")
+	execConc := fs.Int("exec-max-concurrent", d.ExecMaxConcurrent, "execs running at once; more answer 429")
 	maxBody := fs.Int64("max-body-bytes", d.MaxBodyBytes, "request body cap in bytes")
 	level := fs.String("log-level", d.LogLevel, "trace, debug, info, warn or error")
 	logJSON := fs.Bool("log-json", false, "log as JSON lines")
@@ -326,17 +343,20 @@ func bindFlags(fs *flag.FlagSet) map[string]func(*Config) {
 	envAllow := fs.String("exec-env-allow", "", "comma separated environment variables exec commands see (empty: all but internals)")
 	rlimits := fs.String("exec-rlimits", "", "resource limits of exec commands, e.g. cpu=10,as=1073741824,nofile=256")
 	return map[string]func(*Config){
-		"listen":         func(c *Config) { c.Listen = *listen },
-		"data-dir":       func(c *Config) { c.DataDir = *dataDir },
-		"node-id":        func(c *Config) { c.NodeID = *nodeID },
-		"raft-addr":      func(c *Config) { c.RaftAddr = *raftAddr },
-		"bootstrap":      func(c *Config) { c.Bootstrap = *bootstrap },
-		"allowed-hosts":  func(c *Config) { c.AllowedHosts = splitList(*hosts) },
-		"max-body-bytes": func(c *Config) { c.MaxBodyBytes = *maxBody },
-		"log-level":      func(c *Config) { c.LogLevel = *level },
-		"log-json":       func(c *Config) { c.LogJSON = *logJSON },
-		"status-listen":  func(c *Config) { c.StatusListen = *statusListen },
-		"daemon-url":     func(c *Config) { c.StatusDaemon = *statusDaemon },
+		"listen":              func(c *Config) { c.Listen = *listen },
+		"data-dir":            func(c *Config) { c.DataDir = *dataDir },
+		"node-id":             func(c *Config) { c.NodeID = *nodeID },
+		"raft-addr":           func(c *Config) { c.RaftAddr = *raftAddr },
+		"bootstrap":           func(c *Config) { c.Bootstrap = *bootstrap },
+		"allowed-hosts":       func(c *Config) { c.AllowedHosts = splitList(*hosts) },
+		"allowed-origins":     func(c *Config) { c.AllowedOrigins = splitList(*origins) },
+		"insecure-token-file": func(c *Config) { c.InsecureTokenFile = *insecureToken },
+		"exec-max-concurrent": func(c *Config) { c.ExecMaxConcurrent = *execConc },
+		"max-body-bytes":      func(c *Config) { c.MaxBodyBytes = *maxBody },
+		"log-level":           func(c *Config) { c.LogLevel = *level },
+		"log-json":            func(c *Config) { c.LogJSON = *logJSON },
+		"status-listen":       func(c *Config) { c.StatusListen = *statusListen },
+		"daemon-url":          func(c *Config) { c.StatusDaemon = *statusDaemon },
 
 		"exec-timeout-max-ms":   func(c *Config) { c.ExecTimeoutMaxMs = *execMax },
 		"exec-output-cap-bytes": func(c *Config) { c.ExecOutputCap = *outCap },
