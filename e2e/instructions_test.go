@@ -16,7 +16,7 @@ import (
 func instrDaemon(t *testing.T) *harness.Daemon {
 	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "svcd.hcl")
-	if err := os.WriteFile(cfg, []byte("instr_max_rounds = 3\ninstr_block_timeout_ms = 20000\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte("instr_max_rounds = 3\ninstr_block_timeout_ms = 3000\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return harness.Start(t, harness.Options{Args: []string{"-config", cfg}})
@@ -144,6 +144,16 @@ func TestInstructions(t *testing.T) {
 		}
 		if !strings.Contains(res.Report, "-- @svc::exec #4 --\n失败\nexit code 3") {
 			t.Fatalf("report:\n%s", res.Report)
+		}
+	})
+
+	t.Run("run: per-block timeout fails that block only", func(t *testing.T) {
+		res := runInstr(t, d, block("@svc::exec::{\"command\":\"sleep 20\",\"timeoutMs\":30000}")+block("@svc::exec::echo quick"), true)
+		if o := res.Results[0]; o.OK || o.Error == nil || o.Error.Code != "timeout" || !strings.Contains(res.Report, "失败\nPOST /v1/exec did not finish within 3000 ms") {
+			t.Fatalf("slow block: %+v\n%s", o, res.Report)
+		}
+		if !res.Results[1].OK {
+			t.Fatalf("quick block: %+v", res.Results[1])
 		}
 	})
 
