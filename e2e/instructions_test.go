@@ -223,6 +223,32 @@ func TestInstructions(t *testing.T) {
 		}
 	})
 
+	t.Run("ingest: the conversation is instruction_running meanwhile", func(t *testing.T) {
+		done := make(chan instrIngest, 1)
+		go func() { done <- ingest(t, d, "conv-running", "slow", block("@svc::exec::sleep 1"), true) }()
+		seen, finished := false, false
+		var res instrIngest
+		for i := 0; i < 200 && !seen && !finished; i++ {
+			// A probe without instructions reads the conversation's state.
+			probe := ingest(t, d, "conv-running", fmt.Sprintf("probe-%d", i), "just text", true)
+			seen = probe.Conversation.ExecutionState == "instruction_running"
+			select {
+			case res = <-done:
+				finished = true
+			default:
+			}
+		}
+		if !seen {
+			t.Fatal("never saw instruction_running while the batch ran")
+		}
+		if !finished {
+			res = <-done
+		}
+		if res.Ingest.Status != "executed" || res.Conversation.ExecutionState != "idle" {
+			t.Fatalf("after: %+v %+v", res.Ingest.Status, res.Conversation)
+		}
+	})
+
 	t.Run("ingest: host ops refused without the token", func(t *testing.T) {
 		res := ingest(t, d, "conv-notoken", "", block("@svc::exec::touch "+dir+"/notoken"), false)
 		if o := res.Ingest.Results[0]; o.OK || o.HTTPStatus != 401 || !strings.Contains(res.Ingest.Report, "失败\nHTTP 401 unauthorized") {

@@ -46,6 +46,8 @@ type Service struct {
 	d      Deps
 	mu     sync.Mutex
 	rounds map[string]int // consecutive automatic rounds per local_conversation_id
+	execMu sync.Mutex
+	active map[string]int // batches running per local_conversation_id (under execMu)
 }
 
 // NewService builds the service.
@@ -56,7 +58,7 @@ func NewService(d Deps) *Service {
 	if d.Paused == nil {
 		d.Paused = func() bool { return false }
 	}
-	return &Service{d: d, rounds: map[string]int{}}
+	return &Service{d: d, rounds: map[string]int{}, active: map[string]int{}}
 }
 
 // RunResult is the answer of POST /v1/instructions/run.
@@ -145,10 +147,10 @@ func (s *Service) Ingest(ctx context.Context, m Message, caller Caller) (IngestR
 		return res, nil
 	}
 
-	if err := s.d.Conversations.SetExecution(ctx, m.ConvRef, ExecInstructionRunning); err != nil {
+	if err := s.begin(ctx, m.ConvRef); err != nil {
 		return res, err
 	}
-	defer func() { _ = s.d.Conversations.SetExecution(context.WithoutCancel(ctx), m.ConvRef, ExecIdle) }()
+	defer s.end(context.WithoutCancel(ctx), m.ConvRef)
 	taskID, runID := s.start(ctx, "ingest "+m.LocalConversationID+" "+m.MessageID)
 	plan := Plan{Paused: res.SystemPaused, Control: s.controlFor(m.ConvRef)}
 	b := s.d.Executor.Run(ctx, parsed, caller, plan)
@@ -184,6 +186,32 @@ func (s *Service) controlFor(c ConvRef) func(ctx context.Context, ctl Control) (
 			return fmt.Sprintf("conversation %s mode %s", c.LocalConversationID, ctl.Mode), nil
 		}
 		return "", fmt.Errorf("unknown conversation operation %q", ctl.Op)
+	}
+}
+
+// begin marks the conversation instruction_running for its first batch;
+// end returns it to idle when its last batch finishes, so overlapping
+// messages of one conversation do not mark it idle too early. execMu keeps
+// the count and the state write in one step.
+func (s *Service) begin(ctx context.Context, c ConvRef) error {
+	s.execMu.Lock()
+	defer s.execMu.Unlock()
+	if s.active[c.LocalConversationID] == 0 {
+		if err := s.d.Conversations.SetExecution(ctx, c, ExecInstructionRunning); err != nil {
+			return err
+		}
+	}
+	s.active[c.LocalConversationID]++
+	return nil
+}
+
+func (s *Service) end(ctx context.Context, c ConvRef) {
+	s.execMu.Lock()
+	defer s.execMu.Unlock()
+	s.active[c.LocalConversationID]--
+	if s.active[c.LocalConversationID] <= 0 {
+		delete(s.active, c.LocalConversationID)
+		_ = s.d.Conversations.SetExecution(ctx, c, ExecIdle)
 	}
 }
 
