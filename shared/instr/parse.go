@@ -1,7 +1,6 @@
 package instr
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -256,17 +255,7 @@ func jsonObject(s string) (map[string]any, bool) {
 	if err := dec.Decode(&obj); err != nil || obj == nil {
 		return nil, false
 	}
-	if dec.More() {
-		return nil, false
-	}
-	rest := bytes.TrimSpace(remaining(dec))
-	return obj, len(rest) == 0
-}
-
-func remaining(dec *json.Decoder) []byte {
-	var b bytes.Buffer
-	_, _ = b.ReadFrom(dec.Buffered())
-	return b.Bytes()
+	return obj, strings.TrimSpace(s[dec.InputOffset():]) == ""
 }
 
 // trimBlankLines drops whitespace-only lines at both ends.

@@ -176,6 +176,22 @@ func BenchmarkParse(b *testing.B) {
 	}
 }
 
+// BenchmarkParseLongBodies: few blocks with long bodies, so the figure is
+// the line scanner's own speed, not JSON decoding and result allocation.
+func BenchmarkParseLongBodies(b *testing.B) {
+	for _, size := range []int{1 << 10, 64 << 10, 1 << 20} {
+		line := "echo the quick brown fox jumps over the lazy dog ``` ~~~\n"
+		in := "```instr\n@svc::exec\n" + strings.Repeat(line, size/len(line)+1) + "```\n"
+		b.Run(byteSize(size), func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				Parse(in)
+			}
+		})
+	}
+}
+
 func byteSize(n int) string {
 	switch {
 	case n >= 1<<20:
