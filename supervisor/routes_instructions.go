@@ -141,7 +141,7 @@ func checkText(text string, limit int) error {
 // callerOf carries the HTTP caller's own authority and origin into the
 // in-process calls: never more than the caller has.
 func callerOf(r *http.Request) instructions.Caller {
-	return instructions.Caller{Authorization: r.Header.Get("Authorization"), Host: r.Host, RemoteAddr: r.RemoteAddr}
+	return instructions.Caller{Authorization: r.Header.Get("Authorization"), Host: r.Host, RemoteAddr: r.RemoteAddr, RequestID: r.Header.Get(RequestIDHeader)}
 }
 
 // IngestFromBridge is the entry the bridge's conversation_message handler

@@ -29,6 +29,7 @@ type Caller struct {
 	Authorization string // the caller's own Authorization header, or ""
 	Host          string // a Host the guard accepts (the caller's own)
 	RemoteAddr    string
+	RequestID     string // the caller's request id; each call gets "<id>.<index>" so logs correlate
 }
 
 // Options tune the executor; zero values mean the defaults.
@@ -187,6 +188,9 @@ func (e *Executor) call(ctx context.Context, o *Outcome, c Call, caller Caller) 
 	}
 	if caller.Authorization != "" {
 		req.Header.Set("Authorization", caller.Authorization)
+	}
+	if caller.RequestID != "" {
+		req.Header.Set("X-Request-Id", fmt.Sprintf("%.100s.%d", caller.RequestID, o.Index))
 	}
 	req.Host = caller.Host
 	req.RemoteAddr = caller.RemoteAddr
