@@ -42,7 +42,7 @@ func (p *parser) parse(text string) Result {
 	p.work += len(text)
 	var open *fence
 	lineNo := 0
-	for len(text) > 0 || lineNo == 0 {
+	for lineNo == 0 || len(text) > 0 {
 		var line string
 		if i := strings.IndexByte(text, '\n'); i >= 0 {
 			line, text = text[:i], text[i+1:]
@@ -71,9 +71,6 @@ func (p *parser) parse(text string) Result {
 		}
 		if kind := superseded(line); kind != "" {
 			p.refuse(lineNo, line, kind)
-		}
-		if len(text) == 0 {
-			break
 		}
 	}
 	if open != nil && open.instr {
