@@ -186,6 +186,15 @@ func TestInstructions(t *testing.T) {
 		if r := d.Do("POST", "/v1/instructions/run", map[string]string{}); r.Status != 422 {
 			t.Fatalf("missing text: %d %s", r.Status, r.Body)
 		}
+		if r := d.Do("POST", "/v1/instructions/run", map[string]string{"text": strings.Repeat("x", 300<<10)}); r.Status != 413 || !strings.Contains(string(r.Body), "text_too_large") {
+			t.Fatalf("text over the cap: %d %.200s", r.Status, r.Body)
+		}
+		if r := d.Do("POST", "/v1/instructions/run", map[string]any{"text": "", "extra": 1}); r.Status != 422 {
+			t.Fatalf("unknown field: %d %s", r.Status, r.Body)
+		}
+		if r := d.Do("POST", "/v1/instructions/ingest", map[string]string{"platform": "platform_a", "local_conversation_id": "c", "remote_conversation_id": "r", "message_id": "m", "text": "", "role": "system"}); r.Status != 422 || !strings.Contains(string(r.Body), "invalid_role") {
+			t.Fatalf("bad role: %d %s", r.Status, r.Body)
+		}
 		if r := d.Do("POST", "/v1/instructions/run", "{not json", "Content-Type: application/json"); r.Status != 400 {
 			t.Fatalf("malformed: %d %s", r.Status, r.Body)
 		}
