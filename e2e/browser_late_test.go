@@ -91,3 +91,55 @@ func lateFrameCount(t *testing.T, metrics []byte) float64 {
 	}
 	return v
 }
+
+// Every platform's relay policy target carries the same identity and
+// activity fields, platform_c (raw relay, usually with no captured record)
+// included, and they survive a daemon restart.
+func TestPolicyTargetsOfAllPlatformsCarryTheSameFields(t *testing.T) {
+	t.Parallel()
+	d := startBrowserDaemon(t)
+	platform := fakeplugin.NewPlatform("policy-secret")
+	defer platform.Close()
+	p := connectPlugin(t, d, "policy-client", platform)
+	capture(t, d, p, bridgeproto.PlatformA, "acct-a", map[string]string{"Authorization": "Bearer a"})
+	capture(t, d, p, bridgeproto.PlatformB, "acct-b", map[string]string{"Authorization": "Bearer b"})
+	for _, pl := range []string{bridgeproto.PlatformA, bridgeproto.PlatformB, bridgeproto.PlatformC} {
+		if r := d.Do("POST", "/v1/browser/request", map[string]any{"platform": pl, "path": "/api/echo", "method": "GET"}); r.Status != 200 {
+			t.Fatalf("%s relay: %d %s", pl, r.Status, r.Body)
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		var env struct {
+			Data struct {
+				Policy struct {
+					Targets map[string]map[string]any `json:"targets"`
+				} `json:"policy"`
+			} `json:"data"`
+		}
+		d.Do("GET", "/v1/browser", nil).Decode(t, &env)
+		seen := map[string]bool{}
+		for key, tgt := range env.Data.Policy.Targets {
+			pl, _ := tgt["platform"].(string)
+			seen[pl] = true
+			for _, field := range []string{"platform", "client_id", "account", "last_activity_at", "last_activity_kind", "stale_sweep_count", "relay", "in_flight", "waiting"} {
+				if _, ok := tgt[field]; !ok {
+					t.Errorf("%s: target %s lacks %q: %v", when, key, field, tgt)
+				}
+			}
+			if tgt["client_id"] != "policy-client" {
+				t.Errorf("%s: target %s client_id %v", when, key, tgt["client_id"])
+			}
+		}
+		for _, pl := range []string{bridgeproto.PlatformA, bridgeproto.PlatformB, bridgeproto.PlatformC} {
+			if !seen[pl] {
+				t.Errorf("%s: no policy target for %s: %v", when, pl, env.Data.Policy.Targets)
+			}
+		}
+	}
+	check("live")
+	// The relay state reaches raft on its flush interval (200 ms here).
+	time.Sleep(600 * time.Millisecond)
+	d.Restart()
+	check("after restart")
+}
