@@ -2,10 +2,14 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"regexp"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 
 	"github.com/svcd/svcd/e2e/fakeplugin"
 	"github.com/svcd/svcd/shared/bridgeproto"
@@ -142,4 +146,36 @@ func TestPolicyTargetsOfAllPlatformsCarryTheSameFields(t *testing.T) {
 	time.Sleep(600 * time.Millisecond)
 	d.Restart()
 	check("after restart")
+}
+
+// A plugin that stops answering (no data, no pong) is closed with 4408 once
+// the read deadline (3 × keepalive) passes, so it can tell a dead link from
+// a daemon shutdown (1001) or a replacement (4409).
+func TestReadDeadlineClosesWith4408(t *testing.T) {
+	t.Parallel()
+	d := startBrowserDaemon(t, "SVC_BROWSER_KEEPALIVE_MS=100")
+	ws, _, err := websocket.DefaultDialer.Dial(wsURL(d), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	hello, _ := json.Marshal(bridgeproto.Hello{Type: bridgeproto.TypeHello, Token: d.Token, ClientID: "silent"})
+	if err := ws.WriteMessage(websocket.TextMessage, hello); err != nil {
+		t.Fatal(err)
+	}
+	// Answer no ping, and read nothing for well past 3 × 100 ms.
+	ws.SetPingHandler(func(string) error { return nil })
+	time.Sleep(800 * time.Millisecond)
+	_ = ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for {
+		_, _, err := ws.ReadMessage()
+		if err == nil {
+			continue
+		}
+		var ce *websocket.CloseError
+		if !errors.As(err, &ce) || ce.Code != 4408 {
+			t.Fatalf("want close 4408 after the read deadline, got %v", err)
+		}
+		return
+	}
 }

@@ -208,7 +208,7 @@ func (h *Hub) register(c *Conn) bool {
 	h.conns[c.clientID] = c
 	h.mu.Unlock()
 	if old != nil {
-		old.close(4409, "replaced by a newer connection with the same clientId")
+		old.close(CloseReplaced, "replaced by a newer connection with the same clientId")
 	}
 	return true
 }
