@@ -102,7 +102,7 @@ type Options struct {
 	// Addr fixes the listen address (kept across Restart); default a new
 	// free 127.0.0.1 port at every start.
 	Addr string
-	Env            []string // extra KEY=VALUE pairs
+	Env  []string // extra KEY=VALUE pairs
 }
 
 // Daemon is one running `svcd serve`.
