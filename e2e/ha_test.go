@@ -29,14 +29,29 @@ const haToken = "ha-test-token-0123456789abcdefghijkl"
 
 func startHACluster(t *testing.T) *haCluster {
 	t.Helper()
+	return startHAClusterEnv(t, nil)
+}
+
+// stop kills every process of the cluster now (benchmarks start many).
+func (c *haCluster) stop() {
+	c.n1.Kill()
+	c.n2.Kill()
+	_ = c.witness.Process.Kill()
+	_ = c.witness.Wait()
+}
+
+// startHAClusterEnv starts n1 (bootstrap), n2 (-join n1) and a witness with
+// extra environment env, and waits until raft lists all three.
+func startHAClusterEnv(t testing.TB, env []string) *haCluster {
+	t.Helper()
 	a1, r1 := harness.FreePortOn(t, "127.0.0.1"), harness.FreePortOn(t, "127.0.0.1")
 	a2, r2 := harness.FreePortOn(t, "127.0.0.2"), harness.FreePortOn(t, "127.0.0.2")
 	rw := harness.FreePortOn(t, "127.0.0.3")
 	c := &haCluster{}
-	c.n1 = harness.Start(t, harness.Options{Addr: a1, Token: haToken, Args: []string{"-node-id", "n1", "-raft-addr", r1}})
-	c.n2 = harness.Start(t, harness.Options{Addr: a2, Token: haToken, Args: []string{"-node-id", "n2", "-raft-addr", r2, "-join", a1}})
+	c.n1 = harness.Start(t, harness.Options{Addr: a1, Token: haToken, Env: env, Args: []string{"-node-id", "n1", "-raft-addr", r1}})
+	c.n2 = harness.Start(t, harness.Options{Addr: a2, Token: haToken, Env: env, Args: []string{"-node-id", "n2", "-raft-addr", r2, "-join", a1}})
 	c.witness = exec.Command(harness.Binary(t), "witness", "-node-id", "w", "-raft-addr", rw, "-join", a1+","+a2, "-data-dir", t.TempDir())
-	c.witness.Env = append(os.Environ(), "SVC_SHARED_TOKEN="+haToken)
+	c.witness.Env = append(append(os.Environ(), "SVC_SHARED_TOKEN="+haToken), env...)
 	c.wlogs = &strings.Builder{}
 	var mu sync.Mutex
 	c.witness.Stdout, c.witness.Stderr = lockedWriter{&mu, c.wlogs}, lockedWriter{&mu, c.wlogs}
@@ -46,7 +61,7 @@ func startHACluster(t *testing.T) *haCluster {
 	}
 	t.Cleanup(func() {
 		_ = c.witness.Process.Kill()
-		_ = c.witness.Wait()
+		_, _ = c.witness.Process.Wait()
 		if t.Failed() {
 			mu.Lock()
 			t.Logf("witness log:\n%s", c.wlogs.String())
@@ -55,7 +70,7 @@ func startHACluster(t *testing.T) *haCluster {
 			t.Logf("n2 log:\n%s", c.n2.Logs())
 		}
 	})
-	waitUntil(t, 20*time.Second, "three cluster members", func() bool {
+	waitTB(t, 20*time.Second, "three cluster members", func() bool {
 		var env struct {
 			Data struct {
 				Members []struct{ NodeID, Role, Kind string } `json:"members"`
@@ -232,5 +247,17 @@ func TestJoinRefusesABootstrappedDataDir(t *testing.T) {
 		"-raft-addr", harness.FreePort(t), "-join", leader.Addr).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "cannot join another cluster") {
 		t.Fatalf("joining with a bootstrapped data dir: err=%v\n%s", err, out)
+	}
+}
+
+// waitTB is waitUntil for tests and benchmarks alike.
+func waitTB(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
