@@ -153,6 +153,13 @@ func TestHATwoNodesAndWitness(t *testing.T) {
 	if ws.Status != 503 || !strings.Contains(string(ws.Body), c.n1.Addr) {
 		t.Fatalf("WebSocket on the standby: %d %s", ws.Status, ws.Body)
 	}
+	// The status panel and JSON show the cluster.
+	panel := string(c.n2.Do("GET", "/v1/status/ui", nil).Body)
+	for _, want := range []string{"Node n1", "Node n2 (this node)", "Node w", "leader", "standby", "witness"} {
+		if !strings.Contains(panel, want) {
+			t.Errorf("status panel lacks %q", want)
+		}
+	}
 	// Bad cluster calls: clear errors, nothing changes.
 	wantError(t, c.n1.DoAuth("POST", "/v1/cluster/remove", map[string]string{"node_id": "nobody"}), 404, "unknown_member")
 	wantError(t, c.n1.DoAuth("POST", "/v1/cluster/join", map[string]string{"node_id": "x y", "raft_addr": "127.0.0.1:1", "api_addr": "127.0.0.1:2"}), 422, "invalid_field")
