@@ -119,7 +119,7 @@ func TestHAPartition(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = w.Process.Kill(); _ = w.Wait() })
 	waitUntil(t, 20*time.Second, "three members", func() bool {
-		return strings.Count(string(n1.Do("GET", "/v1/cluster", nil).Body), `"node_id"`) == 3
+		return memberCount(n1) == 3
 	})
 	if r, _ := role(t, n1); r != "leader" {
 		t.Fatalf("n1 role %s", r)

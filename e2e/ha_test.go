@@ -308,18 +308,6 @@ func TestHARollingRestartUnderLoad(t *testing.T) {
 			}
 		}(i)
 	}
-	members := func(d *harness.Daemon) int {
-		var env struct {
-			Data struct {
-				Members []struct{ NodeID string } `json:"members"`
-			} `json:"data"`
-		}
-		r := d.Do("GET", "/v1/cluster", nil)
-		if r.Status != 200 || json.Unmarshal(r.Body, &env) != nil {
-			return 0
-		}
-		return len(env.Data.Members)
-	}
 	// The witness first: SIGTERM, start again on its data dir.
 	runs := func() int {
 		c.wmu.Lock()
@@ -338,7 +326,7 @@ func TestHARollingRestartUnderLoad(t *testing.T) {
 		d.Restart()
 		waitUntil(t, 20*time.Second, "the restarted node to serve in the cluster again", func() bool {
 			r, _ := role(t, d)
-			return (r == "leader" || r == "standby") && members(d) == 3
+			return (r == "leader" || r == "standby") && memberCount(d) == 3
 		})
 	}
 	after := done.Load()
@@ -372,4 +360,59 @@ func retryWrite(client *http.Client, nodes []*harness.Daemon, start int, deadlin
 		time.Sleep(50 * time.Millisecond)
 	}
 	return false
+}
+
+// The documented manual promotion: a two-voter cluster (no witness) loses a
+// node for good; the survivor cannot elect itself until `svcd recover`
+// rewrites its configuration to itself alone, after which it leads and keeps
+// every write it had.
+func TestHARecoverLoneSurvivor(t *testing.T) {
+	t.Parallel()
+	a1, r1 := harness.FreePortOn(t, "127.0.0.1"), harness.FreePortOn(t, "127.0.0.1")
+	a2, r2 := harness.FreePortOn(t, "127.0.0.2"), harness.FreePortOn(t, "127.0.0.2")
+	n1 := harness.Start(t, harness.Options{Addr: a1, Token: haToken, Args: []string{"-node-id", "n1", "-raft-addr", r1}})
+	n2 := harness.Start(t, harness.Options{Addr: a2, Token: haToken, Args: []string{"-node-id", "n2", "-raft-addr", r2, "-join", a1}})
+	waitUntil(t, 20*time.Second, "two members", func() bool { return memberCount(n1) == 2 })
+	if r := n1.Do("POST", "/v1/system/pause", map[string]string{"reason": "before the loss"}); r.Status != 200 {
+		t.Fatalf("write: %d %s", r.Status, r.Body)
+	}
+	want := systemVersion(t, n1)
+	n2.Kill() // lost for good
+	n1.Kill()
+	// Restarted alone, n1 has no majority: it stays a standby.
+	n1.Restart()
+	time.Sleep(1500 * time.Millisecond)
+	if r, _ := role(t, n1); r == "leader" {
+		t.Fatal("a lone voter of a two-voter cluster must not elect itself")
+	}
+	n1.Kill()
+	out, err := exec.Command(harness.Binary(t), "recover", "-data-dir", n1.DataDir, "-node-id", "n1", "-raft-addr", r1).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "peers.json") {
+		t.Fatalf("svcd recover: %v\n%s", err, out)
+	}
+	n1.Restart()
+	waitUntil(t, 15*time.Second, "the survivor to lead", func() bool { r, _ := role(t, n1); return r == "leader" })
+	if got := systemVersion(t, n1); got != want {
+		t.Fatalf("after recovery the version is %v, want %v", got, want)
+	}
+	if r := n1.Do("POST", "/v1/system/resume", map[string]string{}); r.Status != 200 {
+		t.Fatalf("write after recovery: %d %s", r.Status, r.Body)
+	}
+	if _, err := os.Stat(n1.DataDir + "/peers.json.applied"); err != nil {
+		t.Fatalf("peers.json was not marked applied: %v", err)
+	}
+}
+
+// memberCount is how many members a node's GET /v1/cluster lists.
+func memberCount(d *harness.Daemon) int {
+	var env struct {
+		Data struct {
+			Members []struct{ NodeID string } `json:"members"`
+		} `json:"data"`
+	}
+	r := d.Do("GET", "/v1/cluster", nil)
+	if r.Status != 200 || json.Unmarshal(r.Body, &env) != nil {
+		return 0
+	}
+	return len(env.Data.Members)
 }
