@@ -92,8 +92,12 @@ func newNetLab(t *testing.T) *netLab {
 }
 
 // cut takes host i off the bridge (its client link stays); heal puts it back.
-func (l *netLab) cut(t *testing.T, i int)  { ip(t, "-n", l.ns("br"), "link", "set", fmt.Sprintf("b%s%d", l.id, i), "down") }
-func (l *netLab) heal(t *testing.T, i int) { ip(t, "-n", l.ns("br"), "link", "set", fmt.Sprintf("b%s%d", l.id, i), "up") }
+func (l *netLab) cut(t *testing.T, i int) {
+	ip(t, "-n", l.ns("br"), "link", "set", fmt.Sprintf("b%s%d", l.id, i), "down")
+}
+func (l *netLab) heal(t *testing.T, i int) {
+	ip(t, "-n", l.ns("br"), "link", "set", fmt.Sprintf("b%s%d", l.id, i), "up")
+}
 
 // Cut the leader off: the majority side (n2 + witness) elects and serves,
 // the cut-off old leader stops accepting writes within its lease, and after
