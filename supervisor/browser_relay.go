@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -118,7 +119,7 @@ func (s *Server) relayRequest(w http.ResponseWriter, r *http.Request, q *browser
 		return err
 	}
 	ctx := r.Context()
-	dec, err := s.browser.relay.Admit(ctx, sel.Target)
+	dec, err := s.browser.admit.Admit(ctx, sel.Target)
 	if err != nil {
 		if ctx.Err() != nil {
 			return api.NewError(http.StatusServiceUnavailable, "caller_gone", "the caller went away while waiting for the relay")
@@ -135,23 +136,10 @@ func (s *Server) relayRequest(w http.ResponseWriter, r *http.Request, q *browser
 			WithDetails(map[string]any{"retry_after_ms": retry, "reason": dec.Reason, "target": sel.Target})
 	}
 	outcome := relay.Outcome{Target: sel.Target, Cancelled: true, Probe: dec.Probe}
-	defer func() {
-		// The caller has its answer before the engine hears the outcome:
-		// reporting is bookkeeping and must not add a round trip to it.
-		// (Only on success: an error body is written after we return.)
-		if err == nil {
-			_ = http.NewResponseController(w).Flush()
-		}
-		rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		changed, err := s.browser.relay.Report(rctx, outcome)
-		if err != nil {
-			s.log.Warn("relay outcome not reported", "target", sel.Target, "error", err)
-		}
-		if changed {
-			s.browser.flusher.Kick()
-		}
-	}()
+	// The outcome is queued for the relay engine and delivered in a batch,
+	// off the caller's path; the answer (or error body, written after we
+	// return) does not wait for it.
+	defer func() { s.browser.admit.Report(outcome) }()
 
 	timeout := hub.Config().RequestTimeout
 	if q.TimeoutMs > 0 {
@@ -283,13 +271,30 @@ func (s *Server) bufferedRelay(w http.ResponseWriter, r *http.Request, p *bridge
 		}
 		out.Cancelled, out.Status = false, res.Status
 		out.RetryAfterMs = retryAfterMs(res.Headers)
-		api.WriteOK(w, map[string]any{
+		writeBuffered(w, map[string]any{
 			"requestId": res.RequestID, "platform": res.Platform, "clientId": res.ClientID,
 			"status": res.Status, "headers": res.Headers, "body": res.Body,
 			"duration_ms": time.Since(deadline.Add(-timeout)).Milliseconds(),
 		})
 		return nil
 	}
+}
+
+// writeBuffered writes the success envelope around data with its
+// Content-Length, so the caller knows the answer is complete without waiting
+// for the end of a chunked body.
+func writeBuffered(w http.ResponseWriter, data any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(api.Envelope{OK: true, Data: data}); err != nil {
+		api.WriteError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes())
 }
 
 func orGone(err error) error {

@@ -1,0 +1,218 @@
+// Package relayadmit admits browser requests locally from leases the relay
+// worker grants in bulk, and hands outcomes back in batches after the caller
+// has its answer, so the relay worker (crash-isolated, the policy's owner)
+// is not on the per-request path. See workers/relay/lease.go for what a
+// token counts as; refusals, waits and probes still go through Admit.
+package relayadmit
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/svcd/svcd/workers/relay"
+)
+
+// Backend is the relay engine as the admitter needs it.
+type Backend interface {
+	relay.Relay
+	relay.Leaser
+}
+
+// Options tune an Admitter.
+type Options struct {
+	Want      int           // tokens asked for per lease (default 32)
+	Retry     time.Duration // delay before re-sending a batch that failed (default 50 ms)
+	OnChanged func()        // persisted relay state changed (kick the flusher)
+	Logger    hclog.Logger
+}
+
+// Admitter is safe for concurrent use. Run its loop with Run.
+type Admitter struct {
+	be   Backend
+	opts Options
+
+	mu       sync.Mutex
+	pools    map[string]*pool
+	pending  []relay.Outcome // outcomes not yet delivered to the engine
+	returned map[string]int  // unused tokens not yet given back
+	kick     chan struct{}
+}
+
+// pool is one target's local tokens.
+type pool struct {
+	tokens  int
+	expires time.Time
+}
+
+// New builds an admitter over be.
+func New(be Backend, o Options) *Admitter {
+	if o.Want <= 0 {
+		o.Want = 32
+	}
+	if o.Retry <= 0 {
+		o.Retry = 50 * time.Millisecond
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	if o.OnChanged == nil {
+		o.OnChanged = func() {}
+	}
+	return &Admitter{be: be, opts: o, pools: map[string]*pool{}, returned: map[string]int{}, kick: make(chan struct{}, 1)}
+}
+
+// Admit decides one request to target: from a local token when there is
+// one, else from a fresh lease (which first delivers the pending outcomes,
+// so the engine decides on everything that has happened), else through the
+// engine's Admit, one request at a time. When the worker cannot be reached
+// and no token is left, the answer is the error: the relay fails closed.
+func (a *Admitter) Admit(ctx context.Context, target string) (relay.Decision, error) {
+	now := time.Now()
+	a.mu.Lock()
+	if p := a.pools[target]; p != nil {
+		if p.tokens > 0 && now.Before(p.expires) {
+			p.tokens--
+			a.mu.Unlock()
+			return relay.Decision{Allowed: true}, nil
+		}
+		a.dropLocked(target)
+	}
+	a.mu.Unlock()
+	granted, err := a.deliver(ctx, map[string]int{target: a.opts.Want})
+	if err != nil {
+		return relay.Decision{}, err
+	}
+	if k := granted.Granted[target]; k > 0 {
+		a.mu.Lock()
+		a.pools[target] = &pool{tokens: k - 1, expires: time.Now().Add(granted.TTL)}
+		a.mu.Unlock()
+		return relay.Decision{Allowed: true}, nil
+	}
+	return a.be.Admit(ctx, target)
+}
+
+// Report queues the outcome of an admitted request for the next batch. A
+// failure ends local admission for its target at once: the next request
+// takes the lease path, which delivers this outcome before deciding.
+func (a *Admitter) Report(o relay.Outcome) {
+	a.mu.Lock()
+	a.pending = append(a.pending, o)
+	if relay.IsFailure(o) {
+		a.dropLocked(o.Target)
+	}
+	a.mu.Unlock()
+	select {
+	case a.kick <- struct{}{}:
+	default:
+	}
+}
+
+// dropLocked gives target's unused tokens back; call with mu held.
+func (a *Admitter) dropLocked(target string) {
+	if p := a.pools[target]; p != nil {
+		if p.tokens > 0 {
+			a.returned[target] += p.tokens
+		}
+		delete(a.pools, target)
+	}
+}
+
+// deliver sends the pending outcomes and returned tokens with want in one
+// Lease call. On failure they are put back to be sent again.
+func (a *Admitter) deliver(ctx context.Context, want map[string]int) (relay.LeaseReply, error) {
+	a.mu.Lock()
+	now := time.Now()
+	for name, p := range a.pools {
+		if !now.Before(p.expires) {
+			a.dropLocked(name)
+		}
+	}
+	req := relay.LeaseRequest{Outcomes: a.pending, Returned: a.returned, Want: want}
+	a.pending, a.returned = nil, map[string]int{}
+	a.mu.Unlock()
+	reply, err := a.be.Lease(ctx, req)
+	if err != nil {
+		a.mu.Lock()
+		a.pending = append(req.Outcomes, a.pending...)
+		for k, v := range req.Returned {
+			a.returned[k] += v
+		}
+		a.mu.Unlock()
+		return reply, err
+	}
+	if len(reply.Revoked) > 0 {
+		a.mu.Lock()
+		for _, name := range reply.Revoked {
+			a.dropLocked(name)
+		}
+		a.mu.Unlock()
+	}
+	if reply.Changed {
+		a.opts.OnChanged()
+	}
+	return reply, nil
+}
+
+// Pending is how many outcomes wait to be delivered (status, tests).
+func (a *Admitter) Pending() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.pending)
+}
+
+// Run delivers batches until ctx ends: whenever outcomes are queued, and
+// every LeaseTTL to give back expired tokens. A batch that fails (the worker
+// is down or restarting) is kept and sent again, so outcomes survive a
+// worker crash and reach the restarted engine. On ctx's end one last batch
+// is attempted briefly.
+func (a *Admitter) Run(ctx context.Context) {
+	tick := time.NewTicker(relay.LeaseTTL)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			a.flush(fctx)
+			cancel()
+			return
+		case <-a.kick:
+		case <-tick.C:
+		}
+		if err := a.flush(ctx); err != nil && ctx.Err() == nil {
+			a.opts.Logger.Debug("relay outcomes not delivered yet; retrying", "error", err, "pending", a.Pending())
+			select {
+			case <-ctx.Done():
+			case <-time.After(a.opts.Retry):
+				a.poke()
+			}
+		}
+	}
+}
+
+func (a *Admitter) poke() {
+	select {
+	case a.kick <- struct{}{}:
+	default:
+	}
+}
+
+// flush delivers what is queued, if anything.
+func (a *Admitter) flush(ctx context.Context) error {
+	a.mu.Lock()
+	idle := len(a.pending) == 0 && len(a.returned) == 0
+	now := time.Now()
+	for _, p := range a.pools {
+		if !now.Before(p.expires) {
+			idle = false
+		}
+	}
+	a.mu.Unlock()
+	if idle {
+		return nil
+	}
+	_, err := a.deliver(ctx, nil)
+	return err
+}
