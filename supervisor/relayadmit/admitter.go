@@ -25,6 +25,7 @@ type Backend interface {
 type Options struct {
 	Want      int           // tokens asked for per lease (default 32)
 	Retry     time.Duration // delay before re-sending a batch that failed (default 50 ms)
+	Coalesce  time.Duration // how long a batch gathers outcomes before it goes (default 1 ms)
 	OnChanged func()        // persisted relay state changed (kick the flusher)
 	Logger    hclog.Logger
 }
@@ -54,6 +55,9 @@ func New(be Backend, o Options) *Admitter {
 	}
 	if o.Retry <= 0 {
 		o.Retry = 50 * time.Millisecond
+	}
+	if o.Coalesce <= 0 {
+		o.Coalesce = time.Millisecond
 	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
@@ -179,6 +183,12 @@ func (a *Admitter) Run(ctx context.Context) {
 			cancel()
 			return
 		case <-a.kick:
+			// Let outcomes that finish together travel together: one Lease
+			// call per batch, not per request, under load.
+			select {
+			case <-time.After(a.opts.Coalesce):
+			case <-ctx.Done():
+			}
 		case <-tick.C:
 		}
 		if err := a.flush(ctx); err != nil && ctx.Err() == nil {
