@@ -108,6 +108,7 @@ func (s *Server) handleDescribeScope(scope string) HandlerFn {
 			"recommended_order": recommendedOrder,
 			"routes":            s.docs(func(rt Route) bool { return rt.Scope == scope }),
 			"conventions":       conventions,
+			"instructions":      instructionsDescribe(),
 		}
 		if scope == ScopeControl {
 			doc["description"] = "System control (automation mode), plugin management, status views and host operations."

@@ -46,6 +46,8 @@ type Server struct {
 	// modeHooks run after every committed system mode change (the bridge
 	// pushes state_snapshot to every plugin).
 	modeHooks []func()
+	// instr runs instruction blocks and live ingest (routes_instructions.go).
+	instr *instructionsSide
 }
 
 // New opens the raft node, resolves the shared token and builds the routes.

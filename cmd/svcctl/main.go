@@ -31,6 +31,7 @@ func commands() map[string]command {
 		"files":   {usage: "files read|write [flags] PATH [CONTENT]   read or write a file on the daemon's host", run: runFiles},
 		"workers": {usage: "workers [restart NAME|all]   list worker processes, or rolling-restart one", run: runWorkers},
 		"browser": {usage: browserUsage, run: runBrowser},
+		"instr":   {usage: instrUsage, run: runInstr},
 	}
 }
 

@@ -92,6 +92,15 @@ type Config struct {
 	RelayFlushIntervalMs    int64    `hcl:"relay_flush_interval_ms,optional"`
 	RelayInProcess          bool     `hcl:"relay_in_process,optional"` // run the relay engine inside the supervisor instead of the worker
 
+	// Instruction blocks (supervisor/instructions, docs/instructions.md).
+	// Zero means the built-in default; see instructions.go.
+	InstrBlockTimeoutMs   int64 `hcl:"instr_block_timeout_ms,optional"`      // per instruction (60000)
+	InstrMaxBlocks        int   `hcl:"instr_max_blocks,optional"`            // per reply (32)
+	InstrMaxRounds        int   `hcl:"instr_max_rounds,optional"`            // automatic rounds per conversation (10)
+	InstrSectionMaxBytes  int   `hcl:"instr_section_max_bytes,optional"`     // report section output cap (4096)
+	InstrReportMaxBytes   int   `hcl:"instr_report_max_bytes,optional"`      // whole report cap (16384)
+	InstrIngestMaxTextLen int   `hcl:"instr_ingest_max_text_bytes,optional"` // ingest text cap (262144)
+
 	ConfigFile    string // where the file layer came from, if any
 	TokenFromFile string // set by the supervisor when it generated or read the token file
 }
@@ -227,6 +236,7 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, c.validateBrowser()...)
 	errs = append(errs, c.validatePerf()...)
+	errs = append(errs, c.validateInstructions()...)
 	errs = append(errs, c.validateGuard()...)
 	switch strings.ToLower(c.LogLevel) {
 	case "trace", "debug", "info", "warn", "error":
@@ -295,7 +305,7 @@ func envVars() []envVar {
 		{"SVC_WORKER_DRAIN_TIMEOUT_MS", func(c *Config, v string) (err error) { c.WorkerDrainTimeoutMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_HEALTH_INTERVAL_MS", func(c *Config, v string) (err error) { c.WorkerHealthIntervalMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_HEALTHY_AFTER_MS", func(c *Config, v string) (err error) { c.WorkerHealthyAfterMs, err = strconv.Atoi(v); return }},
-	}, browserEnvVars()...)
+	}, append(browserEnvVars(), instrEnvVars()...)...)
 }
 
 func applyEnv(c *Config, getenv func(string) string) error {
