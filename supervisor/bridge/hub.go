@@ -40,6 +40,10 @@ type Hub struct {
 	conns   map[string]*Conn    // by clientId: the newest connection wins
 	pending map[string]*Pending // by requestId / actionId
 	latestA *RelayResult        // latest platform_a relay result (legacy current)
+	// finished remembers recently finished ids so late frames for them are
+	// dropped quietly (finished.go); late counts those frames.
+	finished *finishedIDs
+	late     lateFrames
 	// unpaired counts upgraded connections whose hello has not arrived; each
 	// holds a socket and a goroutine for up to AuthTimeout.
 	unpaired int
@@ -66,6 +70,7 @@ func New(cfg Config, host Host, log hclog.Logger) *Hub {
 		host:     host,
 		conns:    map[string]*Conn{},
 		pending:  map[string]*Pending{},
+		finished: newFinishedIDs(finishedMemory),
 		activity: newActivity(),
 		ctx:      ctx,
 		cancel:   cancel,
@@ -203,7 +208,7 @@ func (h *Hub) register(c *Conn) bool {
 	h.conns[c.clientID] = c
 	h.mu.Unlock()
 	if old != nil {
-		old.close(4409, "replaced by a newer connection with the same clientId")
+		old.close(CloseReplaced, "replaced by a newer connection with the same clientId")
 	}
 	return true
 }
