@@ -85,12 +85,18 @@ func (a *Admitter) Admit(ctx context.Context, target string) (relay.Decision, er
 		a.dropLocked(target)
 	}
 	a.mu.Unlock()
-	granted, err := a.deliver(ctx, map[string]int{target: a.opts.Want})
+	// Not the caller's context: a caller that goes away after the worker
+	// applied the batch must not make it look failed and be sent twice
+	// (the managed relay bounds the call itself).
+	granted, err := a.deliver(context.WithoutCancel(ctx), map[string]int{target: a.opts.Want})
 	if err != nil {
 		return relay.Decision{}, err
 	}
 	if k := granted.Granted[target]; k > 0 {
 		a.mu.Lock()
+		// Callers that missed together each got a grant: the older pool's
+		// tokens are given back, never dropped (they count in the engine).
+		a.dropLocked(target)
 		a.pools[target] = &pool{tokens: k - 1, expires: time.Now().Add(granted.TTL)}
 		a.mu.Unlock()
 		return relay.Decision{Allowed: true}, nil
