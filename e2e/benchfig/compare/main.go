@@ -62,7 +62,7 @@ func print(old, nw run) {
 	sort.Strings(ids)
 	fmt.Printf("%-4s %-28s %-28s\n", "", old.Commit+" "+old.TakenAt, nw.Commit+" "+nw.TakenAt)
 	side := func(f *benchfig.Figure) string {
-		if f == nil {
+		if f == nil || f.Subject.N == 0 {
 			return "-"
 		}
 		s := fmt.Sprintf("%.2fx p50 (%.0fµs)", f.RatioP50, f.Subject.P50us)
