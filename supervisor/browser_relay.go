@@ -311,14 +311,32 @@ type sseWriter struct {
 }
 
 func (e sseWriter) event(name string, data any) error {
+	if err := e.write(name, data); err != nil {
+		return err
+	}
+	return e.rc.Flush()
+}
+
+// write writes one event without flushing it.
+func (e sseWriter) write(name string, data any) error {
 	b, err := json.Marshal(data)
 	if err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", name, b); err != nil {
-		return err
-	}
-	return e.rc.Flush()
+	_, err = fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", name, b)
+	return err
+}
+
+// sseStreamEvent is a stream_event's data. Its fields are in the order
+// json.Marshal writes a map's keys (sorted), so the bytes are the ones the
+// generic map gave, without building and sorting a map per event.
+type sseStreamEvent struct {
+	ClientID  string `json:"clientId"`
+	Data      string `json:"data"`
+	Event     string `json:"event"`
+	Platform  string `json:"platform"`
+	RequestID string `json:"requestId"`
+	Seq       int64  `json:"seq"`
 }
 
 // streamRelay answers as SSE. Statuses known before the stream (no client,
@@ -354,10 +372,19 @@ func (s *Server) streamRelay(w http.ResponseWriter, r *http.Request, p *bridge.P
 		return sse.event(bridgeproto.TypeStreamOpen, with("status", status, "headers", res.Headers))
 	}
 	var seq int64
+	unflushed := false
 	emit := func(event, data string) error {
 		seq++
 		res.Events = seq
-		return sse.event(bridgeproto.TypeStreamEvent, with("seq", seq, "event", event, "data", data))
+		ev := sseStreamEvent{ClientID: res.ClientID, Data: data, Event: event, Platform: res.Platform, RequestID: res.RequestID, Seq: seq}
+		// A burst of frames that already arrived goes out in one flush; the
+		// loop flushes before it waits for more (unflushed).
+		if len(p.C) > 0 {
+			unflushed = true
+			return sse.write(bridgeproto.TypeStreamEvent, ev)
+		}
+		unflushed = false
+		return sse.event(bridgeproto.TypeStreamEvent, ev)
 	}
 	fail := func(code, msg string) error {
 		res.Error = code
@@ -365,6 +392,13 @@ func (s *Server) streamRelay(w http.ResponseWriter, r *http.Request, p *bridge.P
 		return nil
 	}
 	for {
+		if unflushed && len(p.C) == 0 {
+			unflushed = false
+			if sse.rc.Flush() != nil {
+				s.browser.hub.CancelRemote(p, "caller_gone")
+				return nil
+			}
+		}
 		m, err := s.waitFrame(r.Context(), p, timeout)
 		if err != nil {
 			if errors.Is(err, errCallerGone) {
