@@ -52,6 +52,7 @@ type Node struct {
 	transport raft.Transport
 	closeT    func() error
 	logger    hclog.Logger
+	hadState  bool // the data dir held raft state when the node opened
 }
 
 // ErrNotLeader is returned by Apply on a node that is not the leader.
@@ -136,13 +137,13 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
 	n := &Node{cfg: cfg, raft: r, fsm: f, store: store, transport: transport, closeT: closeT, logger: logger}
-
+	has, err := raft.HasExistingState(store, store, snaps)
+	if err != nil {
+		n.Shutdown()
+		return nil, fmt.Errorf("inspect raft state: %w", err)
+	}
+	n.hadState = has
 	if cfg.Bootstrap {
-		has, err := raft.HasExistingState(store, store, snaps)
-		if err != nil {
-			n.Shutdown()
-			return nil, fmt.Errorf("inspect raft state: %w", err)
-		}
 		if !has {
 			conf := raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: rc.LocalID, Address: addr}}}
 			if err := r.BootstrapCluster(conf).Error(); err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
@@ -154,6 +155,10 @@ func Open(cfg Config) (*Node, error) {
 	}
 	return n, nil
 }
+
+// HadState reports whether the data dir held raft state when the node
+// opened (a restart), as opposed to a fresh data dir.
+func (n *Node) HadState() bool { return n.hadState }
 
 // Apply proposes a command and waits until raft has committed and applied it.
 // It returns the handler's result value.

@@ -44,11 +44,11 @@ func (s *Server) instructionRoutes() []Route {
 	side := s.instructionsSetup()
 	bodyCap := int64(2*side.textCap + 64<<10)
 	return []Route{
-		{Method: http.MethodPost, Path: "/v1/instructions/run", Name: "instructions.run", Area: "instructions", Scope: ScopeBusiness, Kind: KindWrite, MaxBody: bodyCap,
+		{Method: http.MethodPost, Path: "/v1/instructions/run", Name: "instructions.run", Area: "instructions", Scope: ScopeBusiness, Kind: KindWrite, MaxBody: bodyCap, Local: true,
 			Body:    []Field{{Name: "text", Type: "string", Required: true, Note: "an AI reply holding ```instr blocks (see instructions in this describe)"}},
 			Summary: "Parse the instr blocks of text and run them in parallel through this daemon's own routes with the caller's Authorization; answers the report and one structured result per instruction. Recorded as a task of kind instruction_batch.",
 			Handle:  s.handleInstructionsRun},
-		{Method: http.MethodPost, Path: "/v1/instructions/ingest", Name: "instructions.ingest", Area: "instructions", Scope: ScopeBusiness, Kind: KindWrite, MaxBody: bodyCap,
+		{Method: http.MethodPost, Path: "/v1/instructions/ingest", Name: "instructions.ingest", Area: "instructions", Scope: ScopeBusiness, Kind: KindWrite, MaxBody: bodyCap, Local: true,
 			Body: []Field{
 				{Name: "platform", Type: "string", Required: true, Note: "platform_a, platform_b or platform_c"},
 				{Name: "local_conversation_id", Type: "string", Required: true, Note: "1-128 bytes of [A-Za-z0-9._:-]"},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/supervisor/cluster"
 	"github.com/svcd/svcd/supervisor/config"
 	"github.com/svcd/svcd/supervisor/guard"
 	"github.com/svcd/svcd/supervisor/workermgr"
@@ -46,6 +47,10 @@ type Server struct {
 	// modeHooks run after every committed system mode change (the bridge
 	// pushes state_snapshot to every plugin).
 	modeHooks []func()
+	// cluster records leadership, joins and forwards standby writes;
+	// leaderHooks run on every leadership change.
+	cluster     *cluster.Cluster
+	leaderHooks []func(leader bool)
 	// instr runs instruction blocks and live ingest (routes_instructions.go).
 	instr *instructionsSide
 }
@@ -71,20 +76,36 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 	s.token, s.tokenFile = ti.token, ti.file
 	s.logToken(ti)
 
+	joining := len(cfg.Join) > 0
+	clusterKey := cfg.ClusterKey
+	if clusterKey == "" {
+		clusterKey = s.token
+	}
 	node, err := raftstore.Open(raftstore.Config{
-		NodeID:    cfg.NodeID,
-		DataDir:   cfg.DataDir,
-		RaftAddr:  cfg.RaftAddr,
-		Bootstrap: cfg.Bootstrap,
+		NodeID:        cfg.NodeID,
+		DataDir:       cfg.DataDir,
+		RaftAddr:      cfg.RaftAddr,
+		RaftAdvertise: cfg.RaftAdvertise,
+		ClusterKey:    []byte(clusterKey),
+		// A node told to join never forms a cluster of its own.
+		Bootstrap: cfg.Bootstrap && !joining,
+		Timings:   cfg.ClusterTimings(),
 		Logger:    log,
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.node = node
-	if cfg.Bootstrap {
-		// A bootstrapping single node becomes leader on its own; wait for it and
-		// for the log to be applied so the first read sees every acknowledged write.
+	if err := checkJoinState(node, cfg); err != nil {
+		node.Shutdown()
+		return nil, err
+	}
+	if cfg.Bootstrap && !joining && !node.HasPeers() {
+		// A lone bootstrapping node becomes leader on its own; wait for it and
+		// for the log to be applied so the first read sees every acknowledged
+		// write. A member of a larger cluster does not wait: it serves as a
+		// standby until a leader exists (a cold start of the whole cluster
+		// must not deadlock on the first node up).
 		wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
 		if err := node.WaitLeader(wctx); err != nil {
@@ -98,6 +119,7 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 			}
 		}
 	}
+	s.startCluster()
 	// Workers start once raft is ready; their shutdown is a closer, so it
 	// runs before raft stops.
 	if err := s.startWorkers(ctx); err != nil {
@@ -202,6 +224,12 @@ func (s *Server) wrap(rt Route) http.Handler {
 				return
 			}
 		}
+		if s.forwards(rt) {
+			// A standby: the leader serves stateful calls (and says so).
+			s.cluster.Forward(w, r)
+			return
+		}
+		w.Header().Set(cluster.ServedByHeader, s.cfg.NodeID)
 		if !rt.NoLimit {
 			limit := s.cfg.MaxBodyBytes
 			if rt.MaxBody > 0 {
@@ -217,6 +245,19 @@ func (s *Server) wrap(rt Route) http.Handler {
 		}
 	})
 	return s.metrics.instrument(rt.Method+" "+rt.Path, h)
+}
+
+// forwards reports whether this node hands rt's call to the leader: a
+// state-changing route that is not Local, on a node that is not the leader.
+func (s *Server) forwards(rt Route) bool {
+	if s.cluster == nil || rt.Local {
+		return false
+	}
+	switch rt.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	return !s.node.IsLeader()
 }
 
 // decode reads a JSON body under the configured cap.

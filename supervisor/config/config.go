@@ -20,13 +20,25 @@ import (
 // Config is the whole supervisor configuration. The hcl tags are the names in
 // a -config file; Env gives the SVC_* variables and Flags the command line.
 type Config struct {
-	Listen       string   `hcl:"listen,optional"`
-	DataDir      string   `hcl:"data_dir,optional"`
-	NodeID       string   `hcl:"node_id,optional"`
-	RaftAddr     string   `hcl:"raft_addr,optional"`
-	Bootstrap    bool     `hcl:"bootstrap,optional"`
-	SharedToken  string   `hcl:"shared_token,optional"`
-	AllowedHosts []string `hcl:"allowed_hosts,optional"`
+	Listen   string `hcl:"listen,optional"`
+	DataDir  string `hcl:"data_dir,optional"`
+	NodeID   string `hcl:"node_id,optional"`
+	RaftAddr string `hcl:"raft_addr,optional"`
+	// Cluster (leader/standby HA, docs/ha.md). Zero timings keep the tuned
+	// defaults of raftstore.DefaultTimings.
+	RaftAdvertise          string   `hcl:"raft_advertise,optional"` // raft address peers dial (default raft_addr)
+	APIAdvertiseAddr       string   `hcl:"api_advertise,optional"`  // API address peers forward to (default listen)
+	ClusterKey             string   `hcl:"cluster_key,optional"`    // authenticates raft traffic (default: the shared token)
+	Join                   []string `hcl:"join,optional"`           // API addresses of members to join through (retried)
+	RaftHeartbeatMs        int64    `hcl:"raft_heartbeat_timeout_ms,optional"`
+	RaftElectionMs         int64    `hcl:"raft_election_timeout_ms,optional"`
+	RaftLeaseMs            int64    `hcl:"raft_lease_timeout_ms,optional"`
+	RaftSnapshotIntervalMs int64    `hcl:"raft_snapshot_interval_ms,optional"`
+	RaftSnapshotThreshold  int64    `hcl:"raft_snapshot_threshold,optional"`
+	RaftTrailingLogs       int64    `hcl:"raft_trailing_logs,optional"`
+	Bootstrap              bool     `hcl:"bootstrap,optional"`
+	SharedToken            string   `hcl:"shared_token,optional"`
+	AllowedHosts           []string `hcl:"allowed_hosts,optional"`
 	// AllowedOrigins may make state-changing requests from a browser besides
 	// the daemon's own pages (empty by default; see docs/security.md).
 	AllowedOrigins []string `hcl:"allowed_origins,optional"`
@@ -238,6 +250,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validatePerf()...)
 	errs = append(errs, c.validateInstructions()...)
 	errs = append(errs, c.validateGuard()...)
+	errs = append(errs, c.validateCluster()...)
 	switch strings.ToLower(c.LogLevel) {
 	case "trace", "debug", "info", "warn", "error":
 	default:
@@ -305,7 +318,7 @@ func envVars() []envVar {
 		{"SVC_WORKER_DRAIN_TIMEOUT_MS", func(c *Config, v string) (err error) { c.WorkerDrainTimeoutMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_HEALTH_INTERVAL_MS", func(c *Config, v string) (err error) { c.WorkerHealthIntervalMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_HEALTHY_AFTER_MS", func(c *Config, v string) (err error) { c.WorkerHealthyAfterMs, err = strconv.Atoi(v); return }},
-	}, append(browserEnvVars(), instrEnvVars()...)...)
+	}, append(append(browserEnvVars(), instrEnvVars()...), clusterEnvVars()...)...)
 }
 
 func applyEnv(c *Config, getenv func(string) string) error {
@@ -330,6 +343,9 @@ func bindFlags(fs *flag.FlagSet) map[string]func(*Config) {
 	dataDir := fs.String("data-dir", d.DataDir, "directory for raft data and the token file")
 	nodeID := fs.String("node-id", d.NodeID, "raft node id")
 	raftAddr := fs.String("raft-addr", "", "raft TCP address for multi-node clusters (empty: single node)")
+	raftAdv := fs.String("raft-advertise", "", "raft address peers dial (default: -raft-addr)")
+	apiAdv := fs.String("api-advertise", "", "API address peers forward to (default: -listen)")
+	join := fs.String("join", "", "API address(es) of cluster members to join through, comma separated")
 	bootstrap := fs.Bool("bootstrap", d.Bootstrap, "form a new cluster when there is no state")
 	hosts := fs.String("allowed-hosts", "", "extra Host header values to accept, comma separated")
 	origins := fs.String("allowed-origins", "", "browser origins allowed to make state-changing requests, comma separated (empty: only the daemon's own)")
@@ -354,6 +370,9 @@ func bindFlags(fs *flag.FlagSet) map[string]func(*Config) {
 		"data-dir":            func(c *Config) { c.DataDir = *dataDir },
 		"node-id":             func(c *Config) { c.NodeID = *nodeID },
 		"raft-addr":           func(c *Config) { c.RaftAddr = *raftAddr },
+		"raft-advertise":      func(c *Config) { c.RaftAdvertise = *raftAdv },
+		"api-advertise":       func(c *Config) { c.APIAdvertiseAddr = *apiAdv },
+		"join":                func(c *Config) { c.Join = splitList(*join) },
 		"bootstrap":           func(c *Config) { c.Bootstrap = *bootstrap },
 		"allowed-hosts":       func(c *Config) { c.AllowedHosts = splitList(*hosts) },
 		"allowed-origins":     func(c *Config) { c.AllowedOrigins = splitList(*origins) },
