@@ -37,8 +37,9 @@ type Admitter struct {
 
 	mu       sync.Mutex
 	pools    map[string]*pool
-	pending  []relay.Outcome // outcomes not yet delivered to the engine
-	returned map[string]int  // unused tokens not yet given back
+	pending  []relay.Outcome          // outcomes not yet delivered to the engine
+	returned map[string]int           // unused tokens not yet given back
+	leasing  map[string]chan struct{} // a lease call in flight per target; closed when it ends
 	kick     chan struct{}
 }
 
@@ -65,7 +66,7 @@ func New(be Backend, o Options) *Admitter {
 	if o.OnChanged == nil {
 		o.OnChanged = func() {}
 	}
-	return &Admitter{be: be, opts: o, pools: map[string]*pool{}, returned: map[string]int{}, kick: make(chan struct{}, 1)}
+	return &Admitter{be: be, opts: o, pools: map[string]*pool{}, returned: map[string]int{}, leasing: map[string]chan struct{}{}, kick: make(chan struct{}, 1)}
 }
 
 // Admit decides one request to target: from a local token when there is
@@ -74,34 +75,66 @@ func New(be Backend, o Options) *Admitter {
 // engine's Admit, one request at a time. When the worker cannot be reached
 // and no token is left, the answer is the error: the relay fails closed.
 func (a *Admitter) Admit(ctx context.Context, target string) (relay.Decision, error) {
-	now := time.Now()
 	a.mu.Lock()
-	if p := a.pools[target]; p != nil {
-		if p.tokens > 0 && now.Before(p.expires) {
-			p.tokens--
+	for {
+		if a.takeLocked(target) {
 			a.mu.Unlock()
 			return relay.Decision{Allowed: true}, nil
 		}
-		a.dropLocked(target)
+		// One lease per target at a time: callers that miss together wait
+		// for it and share its tokens. Each taking its own would let the
+		// first grant hold the whole window while the others are refused.
+		wait := a.leasing[target]
+		if wait == nil {
+			break
+		}
+		a.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return relay.Decision{Reason: "cancelled"}, ctx.Err()
+		}
+		a.mu.Lock()
 	}
+	done := make(chan struct{})
+	a.leasing[target] = done
 	a.mu.Unlock()
+
 	// Not the caller's context: a caller that goes away after the worker
 	// applied the batch must not make it look failed and be sent twice
 	// (the managed relay bounds the call itself).
 	granted, err := a.deliver(context.WithoutCancel(ctx), map[string]int{target: a.opts.Want})
-	if err != nil {
-		return relay.Decision{}, err
-	}
-	if k := granted.Granted[target]; k > 0 {
-		a.mu.Lock()
-		// Callers that missed together each got a grant: the older pool's
-		// tokens are given back, never dropped (they count in the engine).
-		a.dropLocked(target)
+	k := granted.Granted[target]
+	a.mu.Lock()
+	if err == nil && k > 0 {
+		a.dropLocked(target) // an expired pool's tokens go back, never lost
 		a.pools[target] = &pool{tokens: k - 1, expires: time.Now().Add(granted.TTL)}
-		a.mu.Unlock()
+	}
+	delete(a.leasing, target)
+	close(done)
+	a.mu.Unlock()
+	switch {
+	case err != nil:
+		return relay.Decision{}, err
+	case k > 0:
 		return relay.Decision{Allowed: true}, nil
 	}
 	return a.be.Admit(ctx, target)
+}
+
+// takeLocked uses one of target's tokens if a live one is left, and gives
+// an expired pool back; call with mu held.
+func (a *Admitter) takeLocked(target string) bool {
+	p := a.pools[target]
+	if p == nil {
+		return false
+	}
+	if p.tokens > 0 && time.Now().Before(p.expires) {
+		p.tokens--
+		return true
+	}
+	a.dropLocked(target)
+	return false
 }
 
 // Report queues the outcome of an admitted request for the next batch. A

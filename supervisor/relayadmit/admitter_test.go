@@ -217,3 +217,36 @@ func TestAdmitterConcurrentLeasesLoseNoTokens(t *testing.T) {
 		return a.Pending() == 0 && live.InFlight == 0 && st.Admitted == 800 && st.WindowCount == 800
 	})
 }
+
+// Callers arriving together with no tokens share one lease: a grant that
+// takes the whole window serves them all instead of the rest being refused.
+func TestAdmitterCallersShareOneLease(t *testing.T) {
+	for round := 0; round < 5; round++ {
+		w := startWorker(t, "127.0.0.1:0", relay.Policy{WindowMax: 20, MaxInFlight: 1000, WindowMs: 600_000})
+		a := New(w.client(), Options{Want: 32})
+		var allowed, limited atomic.Int64
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for g := 0; g < 32; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				d, err := a.Admit(context.Background(), "t")
+				switch {
+				case err != nil:
+					t.Error(err)
+				case d.Allowed:
+					allowed.Add(1)
+				case d.Reason == "rate_limited":
+					limited.Add(1)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		if allowed.Load() != 20 || limited.Load() != 12 {
+			t.Fatalf("round %d: %d allowed, %d rate_limited; want 20 and 12", round, allowed.Load(), limited.Load())
+		}
+	}
+}
