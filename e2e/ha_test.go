@@ -285,7 +285,8 @@ func waitTB(t testing.TB, timeout time.Duration, what string, cond func() bool) 
 func TestHARollingRestartUnderLoad(t *testing.T) {
 	t.Parallel()
 	c := startHACluster(t)
-	nodes := []*harness.Daemon{c.n1, c.n2}
+	// Fixed addresses: Restart rewrites the Daemon's fields while writers run.
+	urls := []string{c.n1.URL, c.n2.URL}
 	var done, gaveUp atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -300,7 +301,7 @@ func TestHARollingRestartUnderLoad(t *testing.T) {
 					return
 				default:
 				}
-				if retryWrite(client, nodes, i+n, 15*time.Second) {
+				if retryWrite(client, urls, i+n, 15*time.Second) {
 					done.Add(1)
 				} else {
 					gaveUp.Add(1)
@@ -341,11 +342,10 @@ func TestHARollingRestartUnderLoad(t *testing.T) {
 
 // retryWrite sets the mode through any node, retrying connection errors and
 // 503s (the documented rule) until deadline.
-func retryWrite(client *http.Client, nodes []*harness.Daemon, start int, deadline time.Duration) bool {
+func retryWrite(client *http.Client, urls []string, start int, deadline time.Duration) bool {
 	end := time.Now().Add(deadline)
 	for k := start; time.Now().Before(end); k++ {
-		d := nodes[k%len(nodes)]
-		req, _ := http.NewRequest("POST", d.URL+"/v1/system/mode", strings.NewReader(`{"mode":"running"}`))
+		req, _ := http.NewRequest("POST", urls[k%len(urls)]+"/v1/system/mode", strings.NewReader(`{"mode":"running"}`))
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := client.Do(req)
 		if err == nil {
