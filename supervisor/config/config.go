@@ -145,6 +145,10 @@ func Defaults() Config {
 		WorkerDrainTimeoutMs:    0, // derived: exec_timeout_max_ms + 5 s (DrainTimeout)
 		WorkerHealthIntervalMs:  2_000,
 		WorkerHealthyAfterMs:    10_000, // performance (issue 15)
+
+		// browser extension (issue 14): the id pinned by extension/manifest.json's
+		// key, so the unpacked extension connects with no configuration.
+		BrowserExtensionIDs: []string{"cekjompbjnckjmoojnencdellkjmfakk"},
 	}
 }
 

@@ -1,0 +1,299 @@
+// The service worker holds the one WebSocket to the daemon
+// (docs/bridge-protocol.md). It reconnects by itself after any drop: a daemon
+// restart, its own suspension (Chrome restarts the worker on the alarm or the
+// next event, and the worker connects again at load), or ws_reconnect.
+import { backoffDelay } from './lib/backoff.js';
+import { PLATFORMS, withOrigins, platformForURL, cutQuery } from './lib/adapters.js';
+import { sseParser } from './lib/sse.js';
+import { fingerprint, headerNames } from './lib/fingerprint.js';
+
+const VERSION = chrome.runtime.getManifest().version;
+let ws = null;
+let attempt = 0;
+let reconnectTimer = null;
+let keepaliveTimer = null;
+let state = { connected: false, lastError: '', snapshot: null, captured: {}, connectedAt: 0 };
+const relays = new Map(); // requestId -> port to the page
+
+async function settings() {
+  const s = await chrome.storage.local.get(['daemon', 'token', 'clientId', 'origins']);
+  if (!s.clientId) {
+    s.clientId = 'chrome-' + crypto.randomUUID().slice(0, 8);
+    await chrome.storage.local.set({ clientId: s.clientId });
+  }
+  return { daemon: s.daemon || 'ws://127.0.0.1:4317/ws/browser', token: s.token || '', clientId: s.clientId, origins: s.origins || {} };
+}
+
+async function adapters() {
+  const { origins } = await settings();
+  const list = await Promise.all(PLATFORMS.map((p) => fetch(chrome.runtime.getURL(`adapters/${p}.json`)).then((r) => r.json())));
+  return withOrigins(list, origins);
+}
+
+function send(msg) {
+  if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(msg));
+}
+
+function publish() {
+  chrome.storage.session.set({ status: { connected: state.connected, lastError: state.lastError, snapshot: state.snapshot, captured: state.captured } }).catch(() => {});
+}
+
+function scheduleReconnect(delay) {
+  clearTimeout(reconnectTimer);
+  const d = delay ?? backoffDelay(attempt++);
+  reconnectTimer = setTimeout(connect, d);
+}
+
+async function connect() {
+  clearTimeout(reconnectTimer);
+  const s = await settings();
+  if (!s.token) { state.lastError = 'no pairing token set (options page)'; publish(); return; }
+  if (ws && (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING)) return;
+  let sock;
+  try { sock = new WebSocket(s.daemon); } catch (e) { state.lastError = 'bad daemon address'; scheduleReconnect(); return; }
+  ws = sock;
+  sock.onopen = async () => {
+    const tabs = await platformTabs();
+    sock.send(JSON.stringify({ type: 'hello', token: s.token, clientId: s.clientId, browser: 'chrome', extension_version: VERSION, platforms: PLATFORMS, shell_runtime: { tabs: tabs.length } }));
+  };
+  sock.onmessage = (ev) => { let m; try { m = JSON.parse(ev.data); } catch { return; } onMessage(m).catch((e) => console.warn('svcd: handler failed', e && e.name)); };
+  sock.onclose = (ev) => {
+    if (ws !== sock) return;
+    ws = null;
+    state.connected = false;
+    clearInterval(keepaliveTimer);
+    for (const p of relays.values()) { try { p.disconnect(); } catch {} }
+    relays.clear();
+    publish();
+    if (ev.code === 4401) { state.lastError = 'pairing refused: check the token'; publish(); return; }
+    scheduleReconnect();
+  };
+}
+
+async function onMessage(m) {
+  switch (m.type) {
+    case 'hello_ok':
+      attempt = 0;
+      state.connected = true; state.lastError = ''; state.connectedAt = Date.now();
+      clearInterval(keepaliveTimer);
+      keepaliveTimer = setInterval(() => send({ type: 'keepalive', ts: Date.now() }), Math.min(m.keepalive_ms || 20000, 20000));
+      publish();
+      reportAll();
+      return;
+    case 'state_snapshot':
+      state.snapshot = m; publish(); overlayAll(); return;
+    case 'keepalive': return;
+    case 'api_request': return relay(m);
+    case 'request_cancel': { const p = relays.get(m.requestId); if (p) p.postMessage({ cancel: true }); return; }
+    case 'action': return action(m);
+    case 'conversation_inject': return inject(m);
+    default: return;
+  }
+}
+
+// ---- tabs and capture ----
+
+async function platformTabs() {
+  const ads = await adapters();
+  const tabs = await chrome.tabs.query({});
+  return tabs.filter((t) => t.url && platformForURL(ads, t.url)).map((t) => ({ tab: t, platform: platformForURL(ads, t.url) }));
+}
+
+async function tabFor(platform) {
+  const ts = (await platformTabs()).filter((x) => x.platform === platform);
+  return ts.length ? ts[0].tab : null;
+}
+
+const captured = {}; // platform -> {headers, cookies, host, tabId, endpoints}; values stay in memory only
+
+chrome.webRequest.onSendHeaders.addListener(async (d) => {
+  if (d.tabId < 0) return;
+  const ads = await adapters();
+  const platform = platformForURL(ads, d.url);
+  if (!platform) return;
+  const u = new URL(d.url);
+  const c = captured[platform] || (captured[platform] = { headers: {}, cookies: {}, endpoints: {}, host: u.hostname, tabId: d.tabId });
+  c.tabId = d.tabId;
+  let changed = false;
+  for (const h of d.requestHeaders || []) {
+    const n = h.name.toLowerCase();
+    if (n === 'authorization' || n.startsWith('x-') ) { if (c.headers[n] !== h.value) { c.headers[n] = h.value; changed = true; } }
+  }
+  if (u.pathname.startsWith('/api/')) {
+    const key = d.method + ' ' + cutQuery(u.pathname);
+    if (!c.endpoints[key]) { c.endpoints[key] = { method: d.method, path: cutQuery(u.pathname) }; changed = true; }
+  }
+  if (changed) report(platform);
+}, { urls: ['<all_urls>'] }, ['requestHeaders', 'extraHeaders']);
+
+async function report(platform) {
+  const c = captured[platform];
+  if (!c) return;
+  const ads = await adapters();
+  const ad = ads.find((a) => a.platform === platform);
+  const cookies = {};
+  for (const k of await chrome.cookies.getAll({ url: ad.origin })) cookies[k.name] = k.value;
+  c.cookies = cookies;
+  if (Object.keys(c.headers).length + Object.keys(cookies).length > 0) {
+    send({ type: 'credentials', platform, host: c.host, tabId: c.tabId, headers: c.headers, cookies });
+  }
+  const eps = Object.values(c.endpoints);
+  if (eps.length) send({ type: 'api_endpoints', platform, host: c.host, endpoints: eps });
+  // What the popup may show: names and the fingerprint, never a value.
+  state.captured[platform] = { header_names: headerNames(c.headers), cookie_count: Object.keys(cookies).length, fingerprint: await fingerprint(c.headers, cookies), endpoints: eps.length };
+  publish();
+}
+
+function reportAll() { for (const p of Object.keys(captured)) report(p); }
+
+// ---- relay: fetch inside the platform page (content script, page origin) ----
+
+async function ensureContent(tabId) {
+  await chrome.scripting.executeScript({ target: { tabId }, files: ['content.js'] });
+}
+
+async function relay(m) {
+  const tab = await tabFor(m.platform);
+  if (!tab) { send({ type: 'api_response', requestId: m.requestId, status: 0, error: 'no open tab for this platform' }); return; }
+  try { await ensureContent(tab.id); } catch { send({ type: 'api_response', requestId: m.requestId, status: 0, error: 'the page refused the relay script' }); return; }
+  const port = chrome.tabs.connect(tab.id, { name: 'relay' });
+  relays.set(m.requestId, port);
+  const sse = m.responseMode === 'sse';
+  let seq = 0;
+  let buffered = '';
+  const parse = sseParser((e) => send({ type: 'stream_event', requestId: m.requestId, seq: ++seq, event: e.event, data: e.data }));
+  let done = false;
+  port.onMessage.addListener((r) => {
+    if (r.head) {
+      if (sse) send({ type: 'stream_open', requestId: m.requestId, status: r.status, headers: r.headers });
+      else buffered = '';
+      port.head = r;
+    } else if (r.chunk !== undefined) {
+      if (sse) parse(r.chunk); else buffered += r.chunk;
+    } else if (r.end) {
+      done = true;
+      if (sse) { parse('\n\n'); send({ type: 'stream_end', requestId: m.requestId }); }
+      else send({ type: 'api_response', requestId: m.requestId, status: port.head.status, headers: port.head.headers, body: buffered });
+      relays.delete(m.requestId); port.disconnect();
+    } else if (r.error) {
+      done = true;
+      if (sse && port.head) send({ type: 'stream_error', requestId: m.requestId, code: r.aborted ? 'cancelled' : 'network', message: r.aborted ? 'cancelled' : 'the page could not complete the request' });
+      else send({ type: 'api_response', requestId: m.requestId, status: 0, error: r.aborted ? 'cancelled' : 'the page could not perform the request' });
+      relays.delete(m.requestId); port.disconnect();
+    }
+  });
+  port.onDisconnect.addListener(() => { if (!done) { relays.delete(m.requestId); } });
+  const body = m.body === undefined || m.body === null ? undefined : (typeof m.body === 'string' ? m.body : JSON.stringify(m.body));
+  const headers = { ...(m.headers || {}) };
+  if (body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) headers['Content-Type'] = 'application/json';
+  port.postMessage({ method: m.method || 'GET', path: m.path || '/', headers, body, timeoutMs: m.timeoutMs || 120000 });
+}
+
+// ---- management actions ----
+
+async function shellRuntime() {
+  const ts = await platformTabs();
+  return { tabs: ts.length, platforms: [...new Set(ts.map((x) => x.platform))].sort() };
+}
+
+async function action(m) {
+  const res = { type: 'action_result', actionId: m.actionId, accepted: true, completed: true, failed: false, reason: '' };
+  try {
+    const ads = await adapters();
+    const ad = ads.find((a) => a.platform === m.platform);
+    let tab = m.platform ? await tabFor(m.platform) : null;
+    switch (m.action) {
+      case 'request_credentials':
+        if (m.platform) await report(m.platform); else reportAll();
+        res.target = { platform: m.platform || '' };
+        break;
+      case 'tab_open':
+      case 'tab_restore':
+        if (!ad) throw new Error('unknown platform');
+        if (!tab || m.action === 'tab_open') tab = await chrome.tabs.create({ url: ad.origin + ((m.options && m.options.path) || '/') });
+        res.target = { platform: m.platform, tabId: tab.id };
+        break;
+      case 'tab_focus':
+        if (!tab) throw new Error('no open tab for this platform');
+        await chrome.tabs.update(tab.id, { active: true });
+        res.target = { platform: m.platform, tabId: tab.id };
+        break;
+      case 'tab_reload':
+        if (!tab) throw new Error('no open tab for this platform');
+        await chrome.tabs.reload(tab.id);
+        res.target = { platform: m.platform, tabId: tab.id };
+        break;
+      case 'plugin_status':
+        res.result = { connected: state.connected, extension_version: VERSION, captured: state.captured };
+        break;
+      case 'ws_reconnect': {
+        const o = m.options || {};
+        const disconnectMs = Math.max(0, Math.min(o.disconnectMs ?? 500, 60000));
+        const repeat = Math.max(1, Math.min(o.repeatCount ?? 1, 10));
+        const interval = Math.max(0, Math.min(o.repeatIntervalMs ?? 1000, 60000));
+        res.result = { disconnectMs, repeatCount: repeat, repeatIntervalMs: interval };
+        res.shell_runtime = await shellRuntime();
+        send(res);
+        for (let i = 0; i < repeat; i++) {
+          setTimeout(() => { const s = ws; ws = null; if (s) { s.onclose = null; s.close(1000, 'ws_reconnect'); } state.connected = false; scheduleReconnect(disconnectMs); }, i * (interval + disconnectMs));
+        }
+        return;
+      }
+      case 'controller_reload':
+        res.shell_runtime = await shellRuntime();
+        send(res);
+        setTimeout(() => chrome.runtime.reload(), 100);
+        return;
+      default:
+        res.accepted = false; res.completed = false; res.failed = true; res.reason = 'unknown action';
+    }
+  } catch (e) {
+    res.completed = false; res.failed = true; res.reason = (e && e.message) || 'failed';
+  }
+  res.shell_runtime = await shellRuntime();
+  send(res);
+}
+
+// ---- conversations ----
+
+async function inject(m) {
+  const tab = await tabFor(m.platform);
+  if (!tab) { send({ type: 'inject_result', inject_id: m.inject_id, ok: false, error: { code: 'no_tab', message: 'no open tab for this platform' } }); return; }
+  const ad = (await adapters()).find((a) => a.platform === m.platform);
+  await ensureContent(tab.id);
+  const r = await chrome.tabs.sendMessage(tab.id, { inject: true, text: m.text, adapter: ad });
+  send({ type: 'inject_result', inject_id: m.inject_id, ok: !!(r && r.ok), delivery_ack: r && r.ok ? { level: r.status ? 1 : 0, status_code: r.status || undefined } : undefined, error: r && r.ok ? undefined : { code: 'inject_failed', message: (r && r.reason) || 'the page did not take the text' } });
+}
+
+chrome.runtime.onMessage.addListener((msg, sender, reply) => {
+  if (msg && msg.conversation && sender.tab) {
+    adapters().then((ads) => {
+      const platform = platformForURL(ads, sender.tab.url);
+      if (!platform) return;
+      const c = msg.conversation;
+      if (c.kind === 'link') send({ type: 'conversation_link', platform, local_conversation_id: c.local, remote_conversation_id: c.remote, url: sender.tab.url, title: sender.tab.title || '' });
+      if (c.kind === 'message') send({ type: 'conversation_message', platform, local_conversation_id: c.local, remote_conversation_id: c.remote, message_id: c.message_id, text: c.text, role: 'assistant' });
+    });
+    return false;
+  }
+  if (msg && msg.status) { reply({ connected: state.connected, lastError: state.lastError, snapshot: state.snapshot, captured: state.captured }); return false; }
+  if (msg && msg.reconnect) { attempt = 0; connect(); return false; }
+  if (msg && msg.modeAction) { send({ type: 'action_request', requestId: 'r-' + Date.now(), action: msg.modeAction, reason: 'popup' }); return false; }
+  return false;
+});
+
+async function overlayAll() {
+  const convs = (state.snapshot && state.snapshot.browser && state.snapshot.browser.automation_conversations) || [];
+  for (const { tab, platform } of await platformTabs()) {
+    const mine = convs.filter((c) => c.platform === platform);
+    try { await ensureContent(tab.id); await chrome.tabs.sendMessage(tab.id, { overlay: true, mode: state.snapshot.system && state.snapshot.system.mode, conversations: mine }); } catch {}
+  }
+}
+
+// Connect when the settings change, at install/startup, and at every worker load.
+chrome.storage.onChanged.addListener((ch, area) => { if (area === 'local' && (ch.token || ch.daemon || ch.origins)) { attempt = 0; if (ws) { const s = ws; ws = null; s.onclose = null; s.close(); } connect(); } });
+chrome.alarms.create('svcd-watchdog', { periodInMinutes: 0.5 });
+chrome.alarms.onAlarm.addListener(() => { if (!ws) connect(); });
+chrome.runtime.onStartup.addListener(connect);
+chrome.runtime.onInstalled.addListener(connect);
+connect();
