@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +22,7 @@ func extensionDaemon(t *testing.T) *harness.Daemon {
 			env = append(env, e)
 		}
 	}
-	return harness.Start(t, harness.Options{Env: env})
+	return harness.Start(t, harness.Options{Env: env, Addr: harness.FreePort(t)})
 }
 
 // configure stores the daemon address, token and platform origins the way
@@ -67,4 +69,160 @@ func TestExtensionConnects(t *testing.T) {
 	if st["connected"] != true {
 		t.Fatalf("the worker's status says not connected: %v", st)
 	}
+}
+
+// openTab opens url in a new tab through DevTools.
+func (b *browser) openTab(url string) {
+	b.t.Helper()
+	if err := b.call("", "Target.createTarget", map[string]any{"url": url}, nil); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// TestExtensionBridge drives the real extension against the real daemon and
+// two fake platform sites: capture (names + fingerprint only, canary nowhere
+// in the daemon's data, logs or answers), buffered and SSE relay through the
+// page, cancel, every management action, two tabs on two platforms, a daemon
+// restart and a stopped service worker each followed by a reconnect.
+func TestExtensionBridge(t *testing.T) {
+	b := startBrowser(t)
+	d := extensionDaemon(t)
+	siteA := newFakeSite("platform_a", "CANARYa7f3")
+	defer siteA.Close()
+	siteB := newFakeSite("platform_b", "CANARYb9e1")
+	defer siteB.Close()
+	sw := b.worker()
+	configure(t, b, sw, d, map[string]string{"platform_a": siteA.URL, "platform_b": siteB.URL})
+	waitUntil(t, 15*time.Second, "the extension connected", func() bool { return clientConnected(t, d, "chromium-e2e") })
+
+	b.openTab(siteA.URL + "/")
+	b.openTab(siteB.URL + "/")
+
+	t.Run("capture", func(t *testing.T) {
+		for _, p := range []string{"platform_a", "platform_b"} {
+			waitUntil(t, 15*time.Second, "credentials of "+p, func() bool {
+				for _, r := range readModel(t, d, "?platform="+p).Records {
+					if r.CredentialFingerprint != "" && len(r.HeaderNames) >= 2 && len(r.Endpoints) > 0 {
+						return true
+					}
+				}
+				return false
+			})
+		}
+		rm := readModel(t, d, "?platform=platform_a")
+		names := strings.Join(rm.Records[0].HeaderNames, ",")
+		if !strings.Contains(names, "authorization") || !strings.Contains(names, "x-csrf-token") {
+			t.Fatalf("header names %q", names)
+		}
+	})
+
+	t.Run("buffered", func(t *testing.T) {
+		resp := d.Do("POST", "/v1/browser/request", map[string]any{"platform": "platform_a", "method": "POST", "path": "/api/complete", "body": map[string]any{"message": "hi"}})
+		if resp.Status != 200 || !strings.Contains(string(resp.Body), `hello from platform_a`) || !strings.Contains(string(resp.Body), `"status":200`) {
+			t.Fatalf("buffered relay: %d %s", resp.Status, resp.Body)
+		}
+		if siteA.cookieOK.Load() == 0 {
+			t.Fatal("the relayed fetch did not carry the page's cookie")
+		}
+	})
+
+	t.Run("sse", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		st, evs, raw := postSSE(t, ctx, d.URL+"/v1/browser/request", map[string]any{"platform": "platform_b", "method": "POST", "path": "/api/stream", "responseMode": "sse"}, nil)
+		var deltas []string
+		for _, e := range evs {
+			if e.Name == "stream_event" {
+				deltas = append(deltas, fmt.Sprint(e.Data["data"]))
+			}
+		}
+		if st != 200 || len(deltas) != 3 || !strings.Contains(deltas[2], "part3") || evs[len(evs)-1].Name != "stream_end" {
+			t.Fatalf("sse relay: %d %v\n%s", st, deltas, raw)
+		}
+	})
+
+	t.Run("cancel", func(t *testing.T) {
+		done := make(chan *harness.Response, 1)
+		go func() {
+			done <- harness.Do(t, "POST", d.URL+"/v1/browser/request", map[string]any{"platform": "platform_a", "method": "POST", "path": "/api/hang", "requestId": "req_hang1"})
+		}()
+		waitUntil(t, 10*time.Second, "the cancel to find the request", func() bool {
+			r := d.Do("POST", "/v1/browser/request/cancel", map[string]any{"platform": "platform_a", "requestId": "req_hang1"})
+			return r.Status == 200
+		})
+		resp := <-done
+		if resp.Status != 409 || !strings.Contains(string(resp.Body), "request_cancelled") {
+			t.Fatalf("cancelled caller: %d %s", resp.Status, resp.Body)
+		}
+		waitUntil(t, 10*time.Second, "the page's fetch aborted", func() bool { return siteA.cancelled.Load() > 0 })
+	})
+
+	t.Run("actions", func(t *testing.T) {
+		for _, a := range []struct{ action, platform string }{
+			{"request_credentials", "platform_a"}, {"tab_focus", "platform_a"}, {"tab_reload", "platform_b"},
+			{"tab_restore", "platform_a"}, {"tab_open", "platform_b"}, {"plugin_status", ""},
+		} {
+			body := map[string]any{"action": a.action}
+			if a.platform != "" {
+				body["platform"] = a.platform
+			}
+			resp := d.Do("POST", "/v1/browser/actions", body)
+			if resp.Status != 200 || !strings.Contains(string(resp.Body), `"completed":true`) {
+				t.Fatalf("%s: %d %s", a.action, resp.Status, resp.Body)
+			}
+		}
+		resp := d.Do("POST", "/v1/browser/actions", map[string]any{"action": "ws_reconnect", "disconnectMs": 200, "repeatCount": 1})
+		if resp.Status != 200 || !strings.Contains(string(resp.Body), `"accepted":true`) {
+			t.Fatalf("ws_reconnect: %d %s", resp.Status, resp.Body)
+		}
+		waitUntil(t, 10*time.Second, "the drop of ws_reconnect", func() bool { return !clientConnected(t, d, "chromium-e2e") })
+		waitUntil(t, 15*time.Second, "the reconnect after ws_reconnect", func() bool { return clientConnected(t, d, "chromium-e2e") })
+	})
+
+	t.Run("two_tabs", func(t *testing.T) {
+		for _, p := range []string{"platform_a", "platform_b"} {
+			resp := d.Do("POST", "/v1/browser/request", map[string]any{"platform": p, "method": "POST", "path": "/api/complete", "body": map[string]any{}})
+			if resp.Status != 200 || !strings.Contains(string(resp.Body), "hello from "+p) {
+				t.Fatalf("%s: %d %s", p, resp.Status, resp.Body)
+			}
+		}
+	})
+
+	t.Run("daemon_restart", func(t *testing.T) {
+		d.Restart() // same address and data dir
+		start := time.Now()
+		waitUntil(t, 30*time.Second, "the reconnect after a daemon restart", func() bool { return clientConnected(t, d, "chromium-e2e") })
+		t.Logf("reconnected %s after the daemon was up again", time.Since(start).Round(time.Millisecond))
+	})
+
+	t.Run("worker_stopped", func(t *testing.T) {
+		// ServiceWorker.stopAllWorkers runs on a page session of the extension's origin.
+		if err := b.call("", "Target.createTarget", map[string]any{"url": "chrome-extension://" + extensionID + "/popup.html"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		pg := b.attach(b.waitTarget("page", "chrome-extension://"+extensionID+"/popup.html", 10*time.Second).TargetID)
+		if err := b.call(pg, "ServiceWorker.enable", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.call(pg, "ServiceWorker.stopAllWorkers", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, 15*time.Second, "the drop when the worker stopped", func() bool { return !clientConnected(t, d, "chromium-e2e") })
+		// The popup asks the worker for nothing; an event (the alarm, or any
+		// message) restarts it. Send one as a user would by opening the popup.
+		_ = b.eval(pg, `chrome.runtime.sendMessage({reconnect:true}).catch(()=>0)`, nil)
+		waitUntil(t, 30*time.Second, "the reconnect after the worker stopped", func() bool { return clientConnected(t, d, "chromium-e2e") })
+	})
+
+	t.Run("canary_nowhere", func(t *testing.T) {
+		all := string(d.Do("GET", "/v1/browser", nil).Body) + d.Logs()
+		for _, c := range []string{siteA.canary, siteB.canary} {
+			if strings.Contains(all, c) {
+				t.Fatalf("canary %s leaked into the daemon's answers or logs", c)
+			}
+		}
+		if out, _ := exec.Command("grep", "-r", "-l", siteA.canary, d.DataDir).Output(); len(out) > 0 {
+			t.Fatalf("canary in the data dir: %s", out)
+		}
+	})
 }
