@@ -122,7 +122,10 @@ func TestExtensionBridge(t *testing.T) {
 			t.Fatalf("buffered relay: %d %s", resp.Status, resp.Body)
 		}
 		if siteA.cookieOK.Load() == 0 {
-			t.Fatal("the relayed fetch did not carry the page's cookie")
+			pg := b.attach(b.waitTarget("page", siteA.URL, 5*time.Second).TargetID)
+			var ck any
+			err := b.eval(pg, "document.cookie", &ck)
+			t.Fatalf("the relayed fetch did not carry the page's cookie (page cookie %v %v)", ck, err)
 		}
 	})
 

@@ -38,12 +38,13 @@ func newFakeSite(name, canary string) *fakeSite {
 		fmt.Fprintf(w, sitePage, name, name, canary, canary)
 	})
 	mux.HandleFunc("POST /api/login", func(w http.ResponseWriter, r *http.Request) {
-		http.SetCookie(w, &http.Cookie{Name: "sid", Value: canary + "-cookie", Path: "/"})
+		// Cookies are per host, not per port: each site names its own.
+		http.SetCookie(w, &http.Cookie{Name: "sid_" + name, Value: canary + "-cookie", Path: "/"})
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"ok":true}`)
 	})
 	mux.HandleFunc("POST /api/complete", func(w http.ResponseWriter, r *http.Request) {
-		if c, err := r.Cookie("sid"); err == nil && c.Value == canary+"-cookie" {
+		if c, err := r.Cookie("sid_" + name); err == nil && c.Value == canary+"-cookie" {
 			s.cookieOK.Add(1)
 		}
 		w.Header().Set("Content-Type", "application/json")

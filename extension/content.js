@@ -4,30 +4,20 @@
   if (window.__svcdBridge) return;
   window.__svcdBridge = true;
 
+  // The fetch itself runs in the page's MAIN world (pageRelay, injected by the
+  // service worker), so the page's cookies and state apply exactly as for the
+  // page's own requests; this isolated script only forwards between the
+  // worker's port and the page by a per-request nonce.
   chrome.runtime.onConnect.addListener((port) => {
-    if (port.name !== 'relay') return;
-    const ctl = new AbortController();
-    port.onMessage.addListener(async (req) => {
-      if (req.cancel) { ctl.abort(); return; }
-      const timer = setTimeout(() => ctl.abort(), req.timeoutMs);
-      try {
-        const r = await fetch(req.path, { method: req.method, headers: req.headers, body: req.body, credentials: 'include', signal: ctl.signal });
-        const headers = {};
-        r.headers.forEach((v, k) => { headers[k] = v; });
-        port.postMessage({ head: true, status: r.status, headers });
-        const rd = r.body.getReader();
-        const dec = new TextDecoder();
-        for (;;) {
-          const { value, done } = await rd.read();
-          if (done) break;
-          port.postMessage({ chunk: dec.decode(value, { stream: true }) });
-        }
-        port.postMessage({ end: true });
-      } catch (e) {
-        try { port.postMessage({ error: true, aborted: ctl.signal.aborted }); } catch {}
-      } finally { clearTimeout(timer); }
-    });
-    port.onDisconnect.addListener(() => ctl.abort());
+    if (!port.name.startsWith('relay:')) return;
+    const nonce = port.name.slice(6);
+    const onWin = (ev) => {
+      if (ev.source !== window || !ev.data || ev.data.svcdRelayReply !== nonce) return;
+      try { port.postMessage(ev.data.msg); } catch {}
+    };
+    window.addEventListener('message', onWin);
+    port.onMessage.addListener((req) => window.postMessage({ svcdRelay: nonce, req }, '*'));
+    port.onDisconnect.addListener(() => { window.postMessage({ svcdRelay: nonce, req: { cancel: true } }, '*'); window.removeEventListener('message', onWin); });
   });
 
   chrome.runtime.onMessage.addListener((msg, _s, reply) => {

@@ -156,7 +156,9 @@ async function relay(m) {
   const tab = await tabFor(m.platform);
   if (!tab) { send({ type: 'api_response', requestId: m.requestId, status: 0, error: 'no open tab for this platform' }); return; }
   try { await ensureContent(tab.id); } catch { send({ type: 'api_response', requestId: m.requestId, status: 0, error: 'the page refused the relay script' }); return; }
-  const port = chrome.tabs.connect(tab.id, { name: 'relay' });
+  const nonce = crypto.randomUUID();
+  try { await chrome.scripting.executeScript({ target: { tabId: tab.id }, world: 'MAIN', func: pageRelay, args: [nonce] }); } catch { send({ type: 'api_response', requestId: m.requestId, status: 0, error: 'the page refused the relay script' }); return; }
+  const port = chrome.tabs.connect(tab.id, { name: 'relay:' + nonce });
   relays.set(m.requestId, port);
   const sse = m.responseMode === 'sse';
   let seq = 0;
@@ -187,6 +189,36 @@ async function relay(m) {
   const headers = { ...(m.headers || {}) };
   if (body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) headers['Content-Type'] = 'application/json';
   port.postMessage({ method: m.method || 'GET', path: m.path || '/', headers, body, timeoutMs: m.timeoutMs || 120000 });
+}
+
+// pageRelay runs in the page's MAIN world: it performs one fetch for the
+// request carrying nonce and posts the head, chunks and end back.
+function pageRelay(nonce) {
+  const ctl = new AbortController();
+  const reply = (msg) => window.postMessage({ svcdRelayReply: nonce, msg }, '*');
+  const onMsg = async (ev) => {
+    if (ev.source !== window || !ev.data || ev.data.svcdRelay !== nonce) return;
+    const req = ev.data.req;
+    if (req.cancel) { ctl.abort(); window.removeEventListener('message', onMsg); return; }
+    const timer = setTimeout(() => ctl.abort(), req.timeoutMs);
+    try {
+      const r = await fetch(req.path, { method: req.method, headers: req.headers, body: req.body, credentials: 'include', signal: ctl.signal });
+      const headers = {};
+      r.headers.forEach((v, k) => { headers[k] = v; });
+      reply({ head: true, status: r.status, headers });
+      const rd = r.body.getReader();
+      const dec = new TextDecoder();
+      for (;;) {
+        const { value, done } = await rd.read();
+        if (done) break;
+        reply({ chunk: dec.decode(value, { stream: true }) });
+      }
+      reply({ end: true });
+    } catch (e) {
+      reply({ error: true, aborted: ctl.signal.aborted });
+    } finally { clearTimeout(timer); window.removeEventListener('message', onMsg); }
+  };
+  window.addEventListener('message', onMsg);
 }
 
 // ---- management actions ----
