@@ -16,6 +16,7 @@ run: build
 	./$(BIN)/svcd serve
 
 test: lint
+	node --test extension/test/ # browser extension (issue 14): its pure parts
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 lint:
