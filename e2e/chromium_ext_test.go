@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -217,6 +219,34 @@ func TestExtensionBridge(t *testing.T) {
 		waitUntil(t, 30*time.Second, "the reconnect after the worker stopped", func() bool { return clientConnected(t, d, "chromium-e2e") })
 	})
 
+	t.Run("popup_and_overlay", func(t *testing.T) {
+		pg := b.attach(b.waitTarget("page", "chrome-extension://"+extensionID+"/popup.html", 10*time.Second).TargetID)
+		_ = b.eval(pg, "location.reload()", nil)
+		var text string
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			_ = b.eval(pg, "document.body.innerText", &text)
+			if strings.Contains(text, "Connected") && strings.Contains(text, "platform_a") && strings.Contains(text, "authorization") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the popup does not show the connection and the platforms:\n%s", text)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if strings.Contains(text, "CANARY") {
+			t.Fatalf("the popup shows a captured value: %s", text)
+		}
+		b.screenshot(t, pg, "popup.png")
+		tab := b.attach(b.waitTarget("page", siteA.URL, 5*time.Second).TargetID)
+		var overlay string
+		waitUntil(t, 10*time.Second, "the status overlay in the platform page", func() bool {
+			_ = b.eval(tab, `(document.getElementById('svcd-overlay')||{}).textContent||''`, &overlay)
+			return strings.Contains(overlay, "svcd: running")
+		})
+		b.screenshot(t, tab, "status_panel.png")
+	})
+
 	t.Run("canary_nowhere", func(t *testing.T) {
 		all := string(d.Do("GET", "/v1/browser", nil).Body) + d.Logs()
 		for _, c := range []string{siteA.canary, siteB.canary} {
@@ -228,4 +258,25 @@ func TestExtensionBridge(t *testing.T) {
 			t.Fatalf("canary in the data dir: %s", out)
 		}
 	})
+}
+
+// screenshot saves a PNG of the session's page into SVCD_SCREENSHOT_DIR (or
+// the test's temp dir) so a person can look at it.
+func (b *browser) screenshot(t *testing.T, session, name string) {
+	t.Helper()
+	var r struct {
+		Data []byte `json:"data"`
+	}
+	if err := b.call(session, "Page.captureScreenshot", map[string]any{"format": "png"}, &r); err != nil {
+		t.Fatal(err)
+	}
+	dir := os.Getenv("SVCD_SCREENSHOT_DIR")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, r.Data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot %s (%d bytes)", p, len(r.Data))
 }

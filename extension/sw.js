@@ -328,4 +328,6 @@ chrome.alarms.create('svcd-watchdog', { periodInMinutes: 0.5 });
 chrome.alarms.onAlarm.addListener(() => { if (!ws) connect(); });
 chrome.runtime.onStartup.addListener(connect);
 chrome.runtime.onInstalled.addListener(connect);
-connect();
+// A restarted worker keeps what the popup shows (names and fingerprints only;
+// the captured values lived in the old worker's memory and are gone).
+chrome.storage.session.get('status').then(({ status }) => { if (status && status.captured) state.captured = { ...status.captured, ...state.captured }; }).catch(() => {}).finally(connect);
