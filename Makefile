@@ -17,6 +17,7 @@ run: build
 
 test: lint
 	$(GO) test -race -count=1 -timeout 20m ./...
+	node --test extension/test/ # issue 14: extension pure parts
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -110,6 +110,10 @@ func Defaults() Config {
 		WorkerBackoffMaxMs:      30_000,
 		WorkerDrainTimeoutMs:    0, // derived: exec_timeout_max_ms + 5 s (DrainTimeout)
 		WorkerHealthIntervalMs:  2_000,
+
+		// browser extension (issue 14): the id derived from the pinned public
+		// key in extension/manifest.json, so the shipped extension pairs by default.
+		BrowserExtensionIDs: []string{"gikjffagoanggfeaondbmbjampbgmeed"},
 	}
 }
 
