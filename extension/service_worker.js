@@ -14,7 +14,7 @@ async function settings() {
     clientId = "ext-" + crypto.randomUUID();
     await chrome.storage.local.set({ clientId });
   }
-  return { daemonUrl: s.daemonUrl || "ws://127.0.0.1:4317/v1/browser/ws", token: s.token || "", clientId };
+  return { daemonUrl: s.daemonUrl || "ws://127.0.0.1:4317/ws/browser", token: s.token || "", clientId };
 }
 
 function setStatus(status) {
