@@ -162,3 +162,57 @@ func TestTaskAndControllerRoutes(t *testing.T) {
 	}
 	wantError(t, d.Do("GET", "/v1/controllers?limit=0", nil), 422, "invalid_query")
 }
+
+// Live ingest over the bridge: the plugin reports a final AI reply with an
+// instr block; the daemon runs it (host operations allowed: the plugin
+// paired with the shared token), records the batch as a task, and types the
+// report back into the conversation through the same plugin.
+func TestLiveIngestOverTheBridge(t *testing.T) {
+	t.Parallel()
+	d := startBrowserDaemon(t)
+	p := connectPlugin(t, d, "live-plugin", nil)
+	if err := p.Send(bridgeproto.ConversationMessage{Type: bridgeproto.TypeConversationMessage,
+		ConversationRef: bridgeproto.ConversationRef{Platform: "platform_b", LocalConversationID: "live-1", RemoteConversationID: "rb-1"},
+		MessageID:       "reply-1", Text: "Here you go:\n```instr\n@svc::exec::echo from-the-bridge\n```\n"}); err != nil {
+		t.Fatal(err)
+	}
+	inj, err := p.WaitFor(15*time.Second, bridgeproto.TypeConversationInject, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in bridgeproto.ConversationInject
+	_ = inj.Decode(&in)
+	if in.Kind != "instruction_report" || in.LocalConversationID != "live-1" || !strings.Contains(in.Text, "成功") || !strings.Contains(in.Text, "from-the-bridge") {
+		t.Fatalf("injected report: %+v", in)
+	}
+	var list struct {
+		Data struct {
+			Tasks []struct {
+				Status string `json:"status"`
+				Kind   string `json:"kind"`
+			} `json:"tasks"`
+		} `json:"data"`
+	}
+	waitUntil(t, 5*time.Second, "the batch task", func() bool {
+		d.Do("GET", "/v1/tasks", nil).Decode(t, &list)
+		return len(list.Data.Tasks) == 1 && list.Data.Tasks[0].Status == "succeeded"
+	})
+	// The same reply again is a repeat: counted, not run, nothing injected.
+	before := p.Count(bridgeproto.TypeConversationInject)
+	_ = p.Send(bridgeproto.ConversationMessage{Type: bridgeproto.TypeConversationMessage,
+		ConversationRef: bridgeproto.ConversationRef{Platform: "platform_b", LocalConversationID: "live-1", RemoteConversationID: "rb-1"},
+		MessageID:       "reply-1", Text: "```instr\n@svc::exec::echo again\n```"})
+	waitUntil(t, 5*time.Second, "the repeat to be counted", func() bool {
+		var env struct{ Data convView }
+		d.Do("GET", "/v1/renewal/conversations/live-1", nil).Decode(t, &env)
+		return env.Data.RepeatedMessageCount == 1
+	})
+	if n := p.Count(bridgeproto.TypeConversationInject); n != before {
+		t.Fatalf("a repeated reply was injected again (%d → %d)", before, n)
+	}
+	// An invalid conversation message gets an error frame and changes nothing.
+	_ = p.Send(map[string]any{"type": "conversation_message", "platform": "platform_b", "local_conversation_id": "bad id", "remote_conversation_id": "r", "message_id": "m", "text": "x"})
+	if _, err := p.WaitFor(5*time.Second, bridgeproto.TypeError, nil); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -16,7 +16,6 @@ import (
 // (the durable ones are wired here when the tasks/renewal area lands).
 type instructionsSide struct {
 	svc     *instructions.Service
-	inject  *instructions.MemInjector
 	textCap int
 }
 
@@ -25,13 +24,13 @@ func (s *Server) instructionsSetup() *instructionsSide {
 		return s.instr
 	}
 	blocks, rounds, section, report, textCap := s.cfg.InstrLimits()
-	side := &instructionsSide{inject: &instructions.MemInjector{}, textCap: textCap}
+	side := &instructionsSide{textCap: textCap}
 	exec := instructions.NewExecutor(func() http.Handler { return s.handler }, instructions.NewRegistry(), instructions.Options{
 		BlockTimeout: s.cfg.InstrBlockTimeout(), MaxBlocks: blocks,
 		Limits: instr.ReportLimits{SectionMaxBytes: section, ReportMaxBytes: report},
 	})
 	side.svc = instructions.NewService(instructions.Deps{
-		Executor: exec, Tasks: s.tasks, Conversations: s.convs, Injector: side.inject, MaxRounds: rounds,
+		Executor: exec, Tasks: s.tasks, Conversations: s.convs, Injector: bridgeInjector{s}, MaxRounds: rounds,
 		Paused: func() bool { return s.SystemState().Mode == "paused" },
 	})
 	s.instr = side

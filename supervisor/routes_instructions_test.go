@@ -33,10 +33,11 @@ func TestIngestFromBridgeCarriesOnlyThePairingsAuthority(t *testing.T) {
 		if !res.Results[1].OK {
 			t.Fatalf("status: %+v", res.Results[1])
 		}
-	}
-	sent := s.instr.inject.Sent()
-	if len(sent) != 2 || sent[0].Kind != "instruction_report" || sent[0].Conv.LocalConversationID != "c1" || !strings.HasPrefix(sent[0].Text, "[instr-result]") {
-		t.Fatalf("injections: %+v", sent)
+		// No plugin holds c1: the report cannot be injected, and says why
+		// (e2e/instructions_test.go covers the delivery through a plugin).
+		if res.InjectID != "" || !strings.Contains(res.InjectError, "no_plugin_for_conversation") {
+			t.Fatalf("injection without a plugin: id %q, error %q", res.InjectID, res.InjectError)
+		}
 	}
 	list := s.tasks.List("", 10)
 	if len(list) != 2 || list[0].Kind != "instruction_batch" || list[0].Status != "failed" || !strings.HasPrefix(list[0].Summary, "partially_failed: ") {
