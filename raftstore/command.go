@@ -47,6 +47,12 @@ func handlers() map[string]handler {
 		CmdTaskStart:  applyTaskStart,
 		CmdTaskLog:    applyTaskLog,
 		CmdTaskFinish: applyTaskFinish,
+
+		CmdJobCreate:  applyJobCreate,
+		CmdJobStart:   applyJobStart,
+		CmdJobFinish:  applyJobFinish,
+		CmdJobRecover: applyJobRecover,
+		CmdTickRecord: applyTickRecord,
 	}
 }
 

@@ -179,6 +179,8 @@ func applyConvMessage(s *State, c Command) (any, error) {
 		cv.Seen = cv.Seen[len(cv.Seen)-seenMessages:]
 	}
 	cv.LastMessageID, cv.LastAIMessageAt = p.MessageID, c.At
+	// A new reply: renewals so far got an answer, the repeat count restarts.
+	cv.RepeatedRenewalCount = 0
 	return ConvMessageResult{Count: cv.RepeatedMessageCount}, nil
 }
 

@@ -11,6 +11,7 @@ type State struct {
 	// daemon runs on someone's behalf.
 	Conversations ConversationsState `json:"conversations"`
 	Tasks         TasksState         `json:"tasks"`
+	Jobs          JobsState          `json:"jobs"`
 }
 
 func newState() *State {
@@ -30,4 +31,5 @@ func (s *State) normalize() {
 	s.Cluster.normalize()
 	s.Conversations.normalize()
 	s.Tasks.normalize()
+	s.Jobs.normalize()
 }

@@ -56,6 +56,7 @@ type Server struct {
 	// convs are the renewal conversation records; tasks the task records.
 	convs *renewal.Store
 	tasks *tasks.Store
+	sched *renewal.Driver // ticks the scheduler worker while this node leads
 	// instr runs instruction blocks and live ingest (routes_instructions.go).
 	instr *instructionsSide
 }
@@ -124,11 +125,11 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 			}
 		}
 	}
-	s.startCluster()
 	// Both write through s.apply (one path, API errors) like the bridge.
 	s.convs = renewal.New(bridgeHost{s})
 	s.tasks = tasks.New(bridgeHost{s}, cfg.NodeID)
-	s.recoverConversations(ctx)
+	s.setupRenewal()
+	s.startCluster()
 	// Workers start once raft is ready; their shutdown is a closer, so it
 	// runs before raft stops.
 	if err := s.startWorkers(ctx); err != nil {
@@ -140,6 +141,7 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 		return nil, fmt.Errorf("start browser bridge: %w", err)
 	}
 	s.browser.hub.OnConversation(s.onConversation)
+	s.onClose(func() error { s.sched.Stop(); return nil })
 	s.metrics = newMetrics(s)
 	s.routes = s.routeTable()
 	s.router = s.buildRouter()

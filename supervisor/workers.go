@@ -11,6 +11,7 @@ import (
 	"github.com/svcd/svcd/supervisor/workermgr"
 	"github.com/svcd/svcd/workers/hostops"
 	"github.com/svcd/svcd/workers/pluginkit"
+	"github.com/svcd/svcd/workers/scheduler"
 )
 
 // startWorkers builds the worker manager, starts every worker and registers
@@ -46,6 +47,11 @@ func (s *Server) startWorkers(ctx context.Context) error {
 		Plugin: &hostops.Plugin{},
 		Env:    workerEnv,
 		MaxMsg: hcfg.MaxMessage(pluginkit.MessageOverhead),
+	}, {
+		Name:   scheduler.Name,
+		Plugin: &scheduler.Plugin{},
+		Env:    []string{"SVCD_WORKER_LOG_LEVEL=" + s.cfg.LogLevel},
+		MaxMsg: scheduler.MaxMessage(),
 	}}, s.relaySpecs()...)...)
 	if err != nil {
 		return err

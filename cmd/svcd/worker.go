@@ -8,6 +8,7 @@ import (
 	"github.com/svcd/svcd/shared/logging"
 	"github.com/svcd/svcd/workers/hostops"
 	"github.com/svcd/svcd/workers/relay"
+	"github.com/svcd/svcd/workers/scheduler"
 )
 
 // runWorker is the hidden `svcd worker NAME` entry: the supervisor's worker
@@ -33,6 +34,12 @@ func runWorker(ctx context.Context, args []string) error {
 			level = "info"
 		}
 		return relay.Serve(logging.New("relay", level, true))
+	case scheduler.Name:
+		level := os.Getenv("SVCD_WORKER_LOG_LEVEL")
+		if level == "" {
+			level = "info"
+		}
+		return scheduler.Serve(logging.New("scheduler", level, true))
 	case hostops.ShimName:
 		// Not a plugin: the resource-limit shim in front of an exec child.
 		return hostops.RunShim(args[1:])

@@ -36,9 +36,16 @@ type Config struct {
 	RaftSnapshotIntervalMs int64    `hcl:"raft_snapshot_interval_ms,optional"`
 	RaftSnapshotThreshold  int64    `hcl:"raft_snapshot_threshold,optional"`
 	RaftTrailingLogs       int64    `hcl:"raft_trailing_logs,optional"`
-	Bootstrap              bool     `hcl:"bootstrap,optional"`
-	SharedToken            string   `hcl:"shared_token,optional"`
-	AllowedHosts           []string `hcl:"allowed_hosts,optional"`
+
+	// Renewal scheduler (renewal.go, docs/renewal.md); zero = default.
+	RenewalTickMs      int64    `hcl:"renewal_tick_ms,optional"`
+	RenewalIdleMs      int64    `hcl:"renewal_idle_ms,optional"`
+	RenewalMessage     string   `hcl:"renewal_message,optional"`
+	RenewalMaxFailures int      `hcl:"renewal_max_failures,optional"`
+	RenewalMaxRenewals int      `hcl:"renewal_max_renewals,optional"`
+	Bootstrap          bool     `hcl:"bootstrap,optional"`
+	SharedToken        string   `hcl:"shared_token,optional"`
+	AllowedHosts       []string `hcl:"allowed_hosts,optional"`
 	// AllowedOrigins may make state-changing requests from a browser besides
 	// the daemon's own pages (empty by default; see docs/security.md).
 	AllowedOrigins []string `hcl:"allowed_origins,optional"`
@@ -251,6 +258,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validateInstructions()...)
 	errs = append(errs, c.validateGuard()...)
 	errs = append(errs, c.validateCluster()...)
+	errs = append(errs, c.validateRenewal()...)
 	switch strings.ToLower(c.LogLevel) {
 	case "trace", "debug", "info", "warn", "error":
 	default:
@@ -318,7 +326,7 @@ func envVars() []envVar {
 		{"SVC_WORKER_DRAIN_TIMEOUT_MS", func(c *Config, v string) (err error) { c.WorkerDrainTimeoutMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_HEALTH_INTERVAL_MS", func(c *Config, v string) (err error) { c.WorkerHealthIntervalMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_HEALTHY_AFTER_MS", func(c *Config, v string) (err error) { c.WorkerHealthyAfterMs, err = strconv.Atoi(v); return }},
-	}, append(append(browserEnvVars(), instrEnvVars()...), clusterEnvVars()...)...)
+	}, append(append(append(browserEnvVars(), instrEnvVars()...), clusterEnvVars()...), renewalEnvVars()...)...)
 }
 
 func applyEnv(c *Config, getenv func(string) string) error {

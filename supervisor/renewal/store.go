@@ -136,3 +136,12 @@ func (s *Store) ResumeAutomation(ctx context.Context, c instructions.ConvRef) (s
 	}
 	return v.(raftstore.Conversation).AutomationStatus, nil
 }
+
+func sortJobs(js []raftstore.RenewalJob) {
+	sort.Slice(js, func(i, j int) bool {
+		if !js[i].CreatedAt.Equal(js[j].CreatedAt) {
+			return js[i].CreatedAt.After(js[j].CreatedAt)
+		}
+		return js[i].ID > js[j].ID
+	})
+}
