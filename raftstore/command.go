@@ -33,6 +33,10 @@ func handlers() map[string]handler {
 		CmdBrowserActivity:     applyBrowserActivity,
 		CmdBrowserSweep:        applyBrowserSweep,
 		CmdRelaySave:           applyRelaySave,
+
+		CmdClusterMember: applyClusterMember,
+		CmdClusterForget: applyClusterForget,
+		CmdClusterLeader: applyClusterLeader,
 	}
 }
 

@@ -6,6 +6,7 @@ type State struct {
 	System  SystemState  `json:"system"`
 	Browser BrowserState `json:"browser"`
 	Relay   RelayState   `json:"relay"`
+	Cluster ClusterState `json:"cluster"`
 }
 
 func newState() *State {
@@ -22,4 +23,5 @@ func (s *State) normalize() {
 	}
 	s.Browser.normalize()
 	s.Relay.normalize()
+	s.Cluster.normalize()
 }

@@ -41,6 +41,7 @@ func (s *Server) startBrowser(ctx context.Context) error {
 		AllowedPeers:      peers,
 		KeepaliveInterval: ms(s.cfg.BrowserKeepaliveMs),
 		MaxMessageBytes:   s.cfg.BrowserMaxMessageBytes,
+		MaxUnpaired:       int(s.cfg.BrowserMaxUnpaired),
 		ActionTimeout:     ms(s.cfg.BrowserActionTimeoutMs),
 		RequestTimeout:    ms(s.cfg.BrowserRequestTimeoutMs),
 		StaleAfter:        ms(s.cfg.BrowserStaleAfterMs),

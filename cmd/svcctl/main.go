@@ -31,6 +31,7 @@ func commands() map[string]command {
 		"files":   {usage: "files read|write [flags] PATH [CONTENT]   read or write a file on the daemon's host", run: runFiles},
 		"workers": {usage: "workers [restart NAME|all]   list worker processes, or rolling-restart one", run: runWorkers},
 		"browser": {usage: browserUsage, run: runBrowser},
+		"instr":   {usage: instrUsage, run: runInstr},
 	}
 }
 
@@ -46,7 +47,9 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 		defAddr = "http://127.0.0.1:4317"
 	}
 	addr := fs.String("addr", defAddr, "daemon base URL (env SVC_ADDR)")
-	token := fs.String("token", "", "bearer token for host operations (default: env SVC_SHARED_TOKEN, then ./data/shared_token)")
+	token := fs.String("token", "", "bearer token for host operations (default: SVC_SHARED_TOKEN, the config file's shared_token, then <data dir>/shared_token)")
+	dataDir := fs.String("data-dir", "", "the daemon's data dir, where its token file is (default: SVC_DATA_DIR, the config file's data_dir, then ./data)")
+	configFile := fs.String("config", "", "the daemon's HCL config file (default: SVC_CONFIG)")
 	fs.Usage = func() { usage(stderr, fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -68,6 +71,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c := newClient(*addr, *token, getenv, stdout)
+	c.dataDir, c.configFile = *dataDir, *configFile
 	if err := cmd.run(ctx, c, fs.Args()[1:]); err != nil {
 		fmt.Fprintf(stderr, "svcctl %s: %v\n", name, err)
 		var ue usageError
@@ -85,7 +89,7 @@ type usageError string
 func (u usageError) Error() string { return string(u) }
 
 func usage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprintln(w, "usage: svcctl [-addr URL] [-token T] <command> [args]\n\ncommands:")
+	fmt.Fprintln(w, "usage: svcctl [-addr URL] [-token T | -data-dir DIR | -config FILE] <command> [args]\n\ncommands:")
 	var lines []string
 	for _, c := range commands() {
 		lines = append(lines, "  "+c.usage)
