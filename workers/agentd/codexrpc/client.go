@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"sync"
 	"sync/atomic"
+	"syscall"
 )
 
 // Options says how to run the child.
@@ -80,6 +81,9 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 	cmd := exec.Command(opts.Command[0], opts.Command[1:]...)
 	cmd.Env = append(os.Environ(), opts.Env...)
 	cmd.Dir = opts.Dir
+	// Its own process group: the npm `codex` launcher is a node script that
+	// runs the native binary as a child, and a kill must reach both.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if opts.Stderr != nil {
 		cmd.Stderr = opts.Stderr
 	}
@@ -108,7 +112,7 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 	return c, nil
 }
 
-// Pid is the child's process id.
+// Pid is the child's process id, which is also its process group id.
 func (c *Client) Pid() int { return c.cmd.Process.Pid }
 
 // Done is closed when the child has exited.
@@ -230,8 +234,11 @@ func (c *Client) answer(id json.RawMessage, method string, params json.RawMessag
 	_ = c.send(map[string]any{"id": id, "result": res})
 }
 
-// Kill ends the child at once (tests use it to simulate a crash).
-func (c *Client) Kill() { _ = c.cmd.Process.Kill() }
+// Kill ends the child's whole process group at once.
+func (c *Client) Kill() {
+	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+	_ = c.cmd.Process.Kill()
+}
 
 // Close closes stdin, which makes app-server exit, and kills it if it lingers.
 func (c *Client) Close() {
