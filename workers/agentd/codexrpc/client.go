@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -79,7 +80,7 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 		opts.Command = []string{"codex", "app-server"}
 	}
 	cmd := exec.Command(opts.Command[0], opts.Command[1:]...)
-	cmd.Env = append(os.Environ(), opts.Env...)
+	cmd.Env = append(childEnviron(os.Environ()), opts.Env...)
 	cmd.Dir = opts.Dir
 	// Its own process group: the npm `codex` launcher is a node script that
 	// runs the native binary as a child, and a kill must reach both.
@@ -110,6 +111,19 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// childEnviron drops secrets the agent must not see: the shared token and
+// agentd's own configuration (which carries it).
+func childEnviron(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "SVC_SHARED_TOKEN=") || strings.HasPrefix(kv, "SVCD_AGENTD_CONFIG=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 // Pid is the child's process id, which is also its process group id.
