@@ -68,6 +68,7 @@ func (s *Server) routeTable() []Route {
 		s.browserRoutes(),
 		s.clusterRoutes(),
 		s.instructionRoutes(),
+		s.agentRoutes(),
 	} {
 		all = append(all, area...)
 	}

@@ -45,7 +45,7 @@ func (s *Server) startWorkers(ctx context.Context) error {
 		Plugin: &hostops.Plugin{},
 		Env:    workerEnv,
 		MaxMsg: hcfg.MaxMessage(pluginkit.MessageOverhead),
-	}}, s.relaySpecs()...)...)
+	}}, append(s.relaySpecs(), s.agentdSpecs()...)...)...)
 	if err != nil {
 		return err
 	}

@@ -109,6 +109,14 @@ type Config struct {
 	InstrReportMaxBytes   int   `hcl:"instr_report_max_bytes,optional"`      // whole report cap (16384)
 	InstrIngestMaxTextLen int   `hcl:"instr_ingest_max_text_bytes,optional"` // ingest text cap (262144)
 
+	// Agent daemon (agentd; workers/agentd, docs/agentd.md). Defaults in Defaults(), checks in agentd.go.
+	AgentdListen         string `hcl:"agentd_listen,optional"`          // agentd's HTTP address, called by the /v1/agent proxy
+	AgentdSpawn          bool   `hcl:"agentd_spawn,optional"`           // run agentd as a supervised worker
+	AgentdCommand        string `hcl:"agentd_command,optional"`         // the agent child, split on spaces
+	AgentdCodexHome      string `hcl:"agentd_codex_home,optional"`      // CODEX_HOME for the child ("" inherits)
+	AgentdApprovalPolicy string `hcl:"agentd_approval_policy,optional"` // decline | accept
+	// End agentd.
+
 	ConfigFile    string // where the file layer came from, if any
 	TokenFromFile string // set by the supervisor when it generated or read the token file
 }
@@ -123,6 +131,8 @@ func Defaults() Config {
 		MaxBodyBytes: 1 << 20,
 		ShutdownMs:   10000,
 		LogLevel:     "info",
+		// agentd
+		AgentdListen: "127.0.0.1:4319", AgentdCommand: "codex app-server", AgentdApprovalPolicy: "decline",
 		StatusListen: "127.0.0.1:4318",
 		StatusDaemon: "http://127.0.0.1:4317",
 
@@ -245,6 +255,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validateInstructions()...)
 	errs = append(errs, c.validateGuard()...)
 	errs = append(errs, c.validateCluster()...)
+	errs = append(errs, c.validateAgentd()...)
 	switch strings.ToLower(c.LogLevel) {
 	case "trace", "debug", "info", "warn", "error":
 	default:
@@ -311,7 +322,7 @@ func envVars() []envVar {
 		{"SVC_WORKER_BACKOFF_MAX_MS", func(c *Config, v string) (err error) { c.WorkerBackoffMaxMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_DRAIN_TIMEOUT_MS", func(c *Config, v string) (err error) { c.WorkerDrainTimeoutMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_HEALTH_INTERVAL_MS", func(c *Config, v string) (err error) { c.WorkerHealthIntervalMs, err = strconv.Atoi(v); return }},
-	}, append(append(browserEnvVars(), instrEnvVars()...), clusterEnvVars()...)...)
+	}, append(append(append(browserEnvVars(), instrEnvVars()...), clusterEnvVars()...), agentdEnvVars()...)...)
 }
 
 func applyEnv(c *Config, getenv func(string) string) error {
