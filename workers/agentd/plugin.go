@@ -10,7 +10,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/protobuf/types/known/emptypb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/svcd/svcd/workers/pluginkit"
 )
@@ -23,11 +24,12 @@ const Name = "agentd"
 // childEnv).
 const ConfigEnv = "SVCD_AGENTD_CONFIG"
 
-// Health is what the supervisor asks of the agentd worker: its own state and
-// the Codex child's ("running", "unavailable", ...). The real work happens on
+// Health is what the supervisor asks of the agentd worker over gRPC: the
+// Codex child's state ("running", "unavailable", ...). go-plugin's own health
+// service answers the worker manager's pings; the real work happens on
 // agentd's HTTP API, which the main daemon's /v1/agent proxy calls.
 type Health interface {
-	Check(ctx context.Context) (string, error)
+	ChildState(ctx context.Context) (string, error)
 }
 
 // Plugin is the go-plugin glue: the worker registers the server half, the
@@ -37,44 +39,60 @@ type Plugin struct {
 	Impl *Daemon // worker side only
 }
 
-// GRPCServer serves gRPC health, SERVING when the Codex child runs.
+// The service is one unary method with well-known message types, so it needs
+// no generated code: Empty in, the state as a StringValue out.
+const childStateMethod = "/svcd.agentd.Agentd/ChildState"
+
+var serviceDesc = grpc.ServiceDesc{
+	ServiceName: "svcd.agentd.Agentd",
+	HandlerType: (*any)(nil),
+	Methods: []grpc.MethodDesc{{MethodName: "ChildState",
+		Handler: func(srv any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+			if err := dec(new(emptypb.Empty)); err != nil {
+				return nil, err
+			}
+			state, err := srv.(*GRPCServer).ChildState(ctx)
+			return wrapperspb.String(state), err
+		}}},
+}
+
+// GRPCServer registers the server half.
 func (p *Plugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	healthpb.RegisterHealthServer(s, &healthServer{d: p.Impl})
+	s.RegisterService(&serviceDesc, &GRPCServer{d: p.Impl})
 	return nil
 }
 
 // GRPCClient hands the supervisor the client half.
 func (p *Plugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return &HealthClient{c: healthpb.NewHealthClient(c)}, nil
+	return &GRPCClient{c: c}, nil
 }
 
-type healthServer struct {
-	healthpb.UnimplementedHealthServer
-	d *Daemon
+// GRPCServer is the worker's half.
+type GRPCServer struct{ d *Daemon }
+
+// ChildState is the Codex child's state.
+func (g *GRPCServer) ChildState(context.Context) (string, error) {
+	g.d.mu.Lock()
+	defer g.d.mu.Unlock()
+	return g.d.childSt.State, nil
 }
 
-func (h *healthServer) Check(context.Context, *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
-	h.d.mu.Lock()
-	state := h.d.childSt.State
-	h.d.mu.Unlock()
-	st := healthpb.HealthCheckResponse_NOT_SERVING
-	if state == "running" {
-		st = healthpb.HealthCheckResponse_SERVING
-	}
-	return &healthpb.HealthCheckResponse{Status: st}, nil
-}
+// GRPCClient is the supervisor's half.
+type GRPCClient struct{ c *grpc.ClientConn }
 
-// HealthClient is the supervisor's half.
-type HealthClient struct{ c healthpb.HealthClient }
-
-// Check reports SERVING or NOT_SERVING (child not running).
-func (h *HealthClient) Check(ctx context.Context) (string, error) {
-	r, err := h.c.Check(ctx, &healthpb.HealthCheckRequest{Service: Name})
-	if err != nil {
+// ChildState asks the worker.
+func (g *GRPCClient) ChildState(ctx context.Context) (string, error) {
+	out := new(wrapperspb.StringValue)
+	if err := g.c.Invoke(ctx, childStateMethod, &emptypb.Empty{}, out); err != nil {
 		return "", err
 	}
-	return r.Status.String(), nil
+	return out.GetValue(), nil
 }
+
+var (
+	_ Health = (*GRPCServer)(nil)
+	_ Health = (*GRPCClient)(nil)
+)
 
 // EncodeConfig is the ConfigEnv value for cfg.
 func EncodeConfig(cfg Config) (string, error) {
