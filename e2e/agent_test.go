@@ -18,13 +18,13 @@ import (
 // agentRig is svcd serve spawning the agentd worker, which drives the real
 // codex app-server against the fake model server.
 type agentRig struct {
-	t      *testing.T
+	t      testing.TB
 	d      *harness.Daemon
 	fm     *fakemodel.Server
 	agentd string // host:port of agentd's own listener
 }
 
-func startAgentRig(t *testing.T) *agentRig {
+func startAgentRig(t testing.TB) *agentRig {
 	bin := codextest.Bin(t)
 	fm := fakemodel.New()
 	if err := fm.Start("127.0.0.1:0"); err != nil {
@@ -61,7 +61,7 @@ func (r *agentRig) waitAgent() map[string]any {
 	}
 }
 
-func sessionOf(t *testing.T, resp *harness.Response) map[string]any {
+func sessionOf(t testing.TB, resp *harness.Response) map[string]any {
 	t.Helper()
 	if resp.Status != 200 {
 		t.Fatalf("status %d: %s", resp.Status, resp.Body)
