@@ -32,6 +32,7 @@ func commands() map[string]command {
 		"workers": {usage: "workers [restart NAME|all]   list worker processes, or rolling-restart one", run: runWorkers},
 		"browser": {usage: browserUsage, run: runBrowser},
 		"instr":   {usage: instrUsage, run: runInstr},
+		"agent":   {usage: agentUsage, run: runAgent},
 	}
 }
 
