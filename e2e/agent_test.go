@@ -193,6 +193,18 @@ func TestAgentProxyAndDirect(t *testing.T) {
 	if s := sessionOf(t, d.DoAuth("POST", "/v1/agent/turn", map[string]any{"sessionId": id, "input": "again", "waitMs": 20000})); s["lastTurnOutput"] != "after restart" {
 		t.Fatalf("turn after agentd restart: %v", s)
 	}
+
+	// A rolling restart hands the port, the store and the child over to the
+	// new instance: the session and its thread carry on.
+	if resp := d.DoAuth("POST", "/v1/workers/restart", map[string]any{"worker": "agentd"}); resp.Status != 200 {
+		t.Fatalf("rolling restart: %d %s", resp.Status, resp.Body)
+	}
+	r.waitAgent()
+	r.fm.Push(fakemodel.Reply{Text: "after rolling restart"})
+	s = sessionOf(t, d.DoAuth("POST", "/v1/agent/turn", map[string]any{"sessionId": id, "input": "roll", "waitMs": 20000}))
+	if s["lastTurnOutput"] != "after rolling restart" || s["threadId"] != thread {
+		t.Fatalf("turn after rolling restart: %v", s)
+	}
 }
 
 // TestAgentdDownAnd503: with agentd not running the proxy answers 503

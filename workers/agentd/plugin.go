@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
+	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -36,7 +39,7 @@ type Health interface {
 // supervisor dispenses the client half.
 type Plugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	Impl *Daemon // worker side only
+	Impl *GRPCServer // worker side only
 }
 
 // The service is one unary method with well-known message types, so it needs
@@ -58,7 +61,7 @@ var serviceDesc = grpc.ServiceDesc{
 
 // GRPCServer registers the server half.
 func (p *Plugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	s.RegisterService(&serviceDesc, &GRPCServer{d: p.Impl})
+	s.RegisterService(&serviceDesc, p.Impl)
 	return nil
 }
 
@@ -67,14 +70,19 @@ func (p *Plugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.Cli
 	return &GRPCClient{c: c}, nil
 }
 
-// GRPCServer is the worker's half.
-type GRPCServer struct{ d *Daemon }
+// GRPCServer is the worker's half. Its daemon arrives once the worker holds
+// agentd's port (see ServeWorker); until then the state is "starting".
+type GRPCServer struct{ d atomic.Pointer[Daemon] }
 
 // ChildState is the Codex child's state.
 func (g *GRPCServer) ChildState(context.Context) (string, error) {
-	g.d.mu.Lock()
-	defer g.d.mu.Unlock()
-	return g.d.childSt.State, nil
+	d := g.d.Load()
+	if d == nil {
+		return "starting", nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.childSt.State, nil
 }
 
 // GRPCClient is the supervisor's half.
@@ -102,25 +110,66 @@ func EncodeConfig(cfg Config) (string, error) {
 
 // ServeWorker is `svcd worker agentd`: the daemon and its HTTP listener in a
 // go-plugin worker the supervisor restarts on failure.
+//
+// A rolling restart starts the new instance while the old one still serves,
+// and both cannot own agentd's port, store and Codex child at once. So the new
+// instance answers the handshake at once but opens the store and starts the
+// child only once it holds the port; the old one, told to stop, first stops
+// its daemon (child and store) and only then lets the port go.
 func ServeWorker(log hclog.Logger) error {
 	var cfg Config
 	if err := json.Unmarshal([]byte(os.Getenv(ConfigEnv)), &cfg); err != nil {
 		return fmt.Errorf("%s: %w", ConfigEnv, err)
 	}
 	_ = os.Unsetenv(ConfigEnv)
-	d, err := New(cfg, slog.New(slog.NewJSONHandler(os.Stderr, nil)))
-	if err != nil {
-		return err
-	}
+	cfg.Defaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- d.Serve(ctx) }()
+	srv := &GRPCServer{}
+	served := make(chan struct{})
 	go func() {
-		if err := <-errc; err != nil {
+		defer close(served)
+		ln, err := listenRetry(ctx, cfg.Listen, 30*time.Second)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Error("agentd cannot listen", "listen", cfg.Listen, "error", err)
+				os.Exit(1)
+			}
+			return
+		}
+		d, err := New(cfg, slog.New(slog.NewJSONHandler(os.Stderr, nil)))
+		if err != nil {
+			log.Error("agentd cannot start", "error", err)
+			os.Exit(1)
+		}
+		srv.d.Store(d)
+		if err := d.ServeListener(ctx, ln); err != nil {
 			log.Error("agentd listener failed", "error", err)
 			os.Exit(1)
 		}
 	}()
-	pluginkit.Serve(Name, &Plugin{Impl: d}, 4<<20, log, func() { cancel(); d.Close() })
+	stop := func() {
+		if d := srv.d.Load(); d != nil {
+			d.Close()
+		}
+		cancel()
+		<-served
+	}
+	pluginkit.Serve(Name, &Plugin{Impl: srv}, 4<<20, log, stop)
 	return nil
+}
+
+// listenRetry listens on addr, retrying while another instance holds it.
+func listenRetry(ctx context.Context, addr string, limit time.Duration) (net.Listener, error) {
+	deadline := time.Now().Add(limit)
+	for {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil || time.Now().After(deadline) {
+			return ln, err
+		}
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }
