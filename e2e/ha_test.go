@@ -23,39 +23,64 @@ type haCluster struct {
 	n1, n2  *harness.Daemon
 	witness *exec.Cmd
 	wlogs   *strings.Builder
+	wmu     sync.Mutex
+	wargs   []string
+	wenv    []string
+}
+
+// startWitness (re)starts the witness process with its fixed arguments.
+func (c *haCluster) startWitness(t testing.TB) {
+	t.Helper()
+	c.witness = exec.Command(harness.Binary(t), c.wargs...)
+	c.witness.Env = c.wenv
+	c.witness.Stdout, c.witness.Stderr = lockedWriter{&c.wmu, c.wlogs}, lockedWriter{&c.wmu, c.wlogs}
+	c.witness.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := c.witness.Start(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 const haToken = "ha-test-token-0123456789abcdefghijkl"
 
 func startHACluster(t *testing.T) *haCluster {
 	t.Helper()
+	return startHAClusterEnv(t, nil)
+}
+
+// stop kills every process of the cluster now (benchmarks start many).
+func (c *haCluster) stop() {
+	c.n1.Kill()
+	c.n2.Kill()
+	_ = c.witness.Process.Kill()
+	_ = c.witness.Wait()
+}
+
+// startHAClusterEnv starts n1 (bootstrap), n2 (-join n1) and a witness with
+// extra environment env, and waits until raft lists all three.
+func startHAClusterEnv(t testing.TB, env []string) *haCluster {
+	t.Helper()
 	a1, r1 := harness.FreePortOn(t, "127.0.0.1"), harness.FreePortOn(t, "127.0.0.1")
 	a2, r2 := harness.FreePortOn(t, "127.0.0.2"), harness.FreePortOn(t, "127.0.0.2")
 	rw := harness.FreePortOn(t, "127.0.0.3")
 	c := &haCluster{}
-	c.n1 = harness.Start(t, harness.Options{Addr: a1, Token: haToken, Args: []string{"-node-id", "n1", "-raft-addr", r1}})
-	c.n2 = harness.Start(t, harness.Options{Addr: a2, Token: haToken, Args: []string{"-node-id", "n2", "-raft-addr", r2, "-join", a1}})
-	c.witness = exec.Command(harness.Binary(t), "witness", "-node-id", "w", "-raft-addr", rw, "-join", a1+","+a2, "-data-dir", t.TempDir())
-	c.witness.Env = append(os.Environ(), "SVC_SHARED_TOKEN="+haToken)
+	c.n1 = harness.Start(t, harness.Options{Addr: a1, Token: haToken, Env: env, Args: []string{"-node-id", "n1", "-raft-addr", r1}})
+	c.n2 = harness.Start(t, harness.Options{Addr: a2, Token: haToken, Env: env, Args: []string{"-node-id", "n2", "-raft-addr", r2, "-join", a1}})
+	c.wargs = []string{"witness", "-node-id", "w", "-raft-addr", rw, "-join", a1 + "," + a2, "-data-dir", t.TempDir()}
+	c.wenv = append(append(os.Environ(), "SVC_SHARED_TOKEN="+haToken), env...)
 	c.wlogs = &strings.Builder{}
-	var mu sync.Mutex
-	c.witness.Stdout, c.witness.Stderr = lockedWriter{&mu, c.wlogs}, lockedWriter{&mu, c.wlogs}
-	c.witness.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := c.witness.Start(); err != nil {
-		t.Fatal(err)
-	}
+	c.startWitness(t)
 	t.Cleanup(func() {
 		_ = c.witness.Process.Kill()
-		_ = c.witness.Wait()
+		_, _ = c.witness.Process.Wait()
 		if t.Failed() {
-			mu.Lock()
+			c.wmu.Lock()
 			t.Logf("witness log:\n%s", c.wlogs.String())
-			mu.Unlock()
+			c.wmu.Unlock()
 			t.Logf("n1 log:\n%s", c.n1.Logs())
 			t.Logf("n2 log:\n%s", c.n2.Logs())
 		}
 	})
-	waitUntil(t, 20*time.Second, "three cluster members", func() bool {
+	waitTB(t, 20*time.Second, "three cluster members", func() bool {
 		var env struct {
 			Data struct {
 				Members []struct{ NodeID, Role, Kind string } `json:"members"`
@@ -137,6 +162,13 @@ func TestHATwoNodesAndWitness(t *testing.T) {
 	ws := c.n2.Do("GET", "/ws/browser", nil, "Connection: Upgrade", "Upgrade: websocket", "Sec-WebSocket-Version: 13", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==")
 	if ws.Status != 503 || !strings.Contains(string(ws.Body), c.n1.Addr) {
 		t.Fatalf("WebSocket on the standby: %d %s", ws.Status, ws.Body)
+	}
+	// The status panel and JSON show the cluster.
+	panel := string(c.n2.Do("GET", "/v1/status/ui", nil).Body)
+	for _, want := range []string{"Node n1", "Node n2 (this node)", "Node w", "leader", "standby", "witness"} {
+		if !strings.Contains(panel, want) {
+			t.Errorf("status panel lacks %q", want)
+		}
 	}
 	// Bad cluster calls: clear errors, nothing changes.
 	wantError(t, c.n1.DoAuth("POST", "/v1/cluster/remove", map[string]string{"node_id": "nobody"}), 404, "unknown_member")
@@ -233,4 +265,154 @@ func TestJoinRefusesABootstrappedDataDir(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "cannot join another cluster") {
 		t.Fatalf("joining with a bootstrapped data dir: err=%v\n%s", err, out)
 	}
+}
+
+// waitTB is waitUntil for tests and benchmarks alike.
+func waitTB(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A rolling restart of the whole cluster, one node at a time (each waits for
+// the cluster to list it again before the next goes), under a steady client
+// load that retries by the rule of docs/ha.md: no write fails for good.
+func TestHARollingRestartUnderLoad(t *testing.T) {
+	t.Parallel()
+	c := startHACluster(t)
+	// Fixed addresses: Restart rewrites the Daemon's fields while writers run.
+	urls := []string{c.n1.URL, c.n2.URL}
+	var done, gaveUp atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	client := &http.Client{Timeout: 3 * time.Second}
+	for i := 0; i < 3; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if retryWrite(client, urls, i+n, 15*time.Second) {
+					done.Add(1)
+				} else {
+					gaveUp.Add(1)
+				}
+			}
+		}(i)
+	}
+	// The witness first: SIGTERM, start again on its data dir.
+	runs := func() int {
+		c.wmu.Lock()
+		defer c.wmu.Unlock()
+		return strings.Count(c.wlogs.String(), "witness running")
+	}
+	before := runs()
+	_ = c.witness.Process.Signal(syscall.SIGTERM)
+	_, _ = c.witness.Process.Wait()
+	c.startWitness(t)
+	waitUntil(t, 20*time.Second, "the witness to run again", func() bool { return runs() > before })
+	for _, d := range []*harness.Daemon{c.n2, c.n1} {
+		if err := d.Terminate(10 * time.Second); err != nil {
+			t.Fatalf("SIGTERM: %v", err)
+		}
+		d.Restart()
+		waitUntil(t, 20*time.Second, "the restarted node to serve in the cluster again", func() bool {
+			r, _ := role(t, d)
+			return (r == "leader" || r == "standby") && memberCount(d) == 3
+		})
+	}
+	after := done.Load()
+	waitUntil(t, 10*time.Second, "writes after the last restart", func() bool { return done.Load() > after+5 })
+	close(stop)
+	wg.Wait()
+	if g := gaveUp.Load(); g != 0 {
+		t.Fatalf("%d writes failed for good during the rolling restart (%d succeeded)", g, done.Load())
+	}
+	t.Logf("%d writes succeeded through the rolling restart, none failed for good", done.Load())
+}
+
+// retryWrite sets the mode through any node, retrying connection errors and
+// 503s (the documented rule) until deadline.
+func retryWrite(client *http.Client, urls []string, start int, deadline time.Duration) bool {
+	end := time.Now().Add(deadline)
+	for k := start; time.Now().Before(end); k++ {
+		req, _ := http.NewRequest("POST", urls[k%len(urls)]+"/v1/system/mode", strings.NewReader(`{"mode":"running"}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return true
+			}
+			if resp.StatusCode != http.StatusServiceUnavailable {
+				return false // not a retryable answer: a real failure
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
+}
+
+// The documented manual promotion: a two-voter cluster (no witness) loses a
+// node for good; the survivor cannot elect itself until `svcd recover`
+// rewrites its configuration to itself alone, after which it leads and keeps
+// every write it had.
+func TestHARecoverLoneSurvivor(t *testing.T) {
+	t.Parallel()
+	a1, r1 := harness.FreePortOn(t, "127.0.0.1"), harness.FreePortOn(t, "127.0.0.1")
+	a2, r2 := harness.FreePortOn(t, "127.0.0.2"), harness.FreePortOn(t, "127.0.0.2")
+	n1 := harness.Start(t, harness.Options{Addr: a1, Token: haToken, Args: []string{"-node-id", "n1", "-raft-addr", r1}})
+	n2 := harness.Start(t, harness.Options{Addr: a2, Token: haToken, Args: []string{"-node-id", "n2", "-raft-addr", r2, "-join", a1}})
+	waitUntil(t, 20*time.Second, "two members", func() bool { return memberCount(n1) == 2 })
+	if r := n1.Do("POST", "/v1/system/pause", map[string]string{"reason": "before the loss"}); r.Status != 200 {
+		t.Fatalf("write: %d %s", r.Status, r.Body)
+	}
+	want := systemVersion(t, n1)
+	n2.Kill() // lost for good
+	n1.Kill()
+	// Restarted alone, n1 has no majority: it stays a standby.
+	n1.Restart()
+	time.Sleep(1500 * time.Millisecond)
+	if r, _ := role(t, n1); r == "leader" {
+		t.Fatal("a lone voter of a two-voter cluster must not elect itself")
+	}
+	n1.Kill()
+	out, err := exec.Command(harness.Binary(t), "recover", "-data-dir", n1.DataDir, "-node-id", "n1", "-raft-addr", r1).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "peers.json") {
+		t.Fatalf("svcd recover: %v\n%s", err, out)
+	}
+	n1.Restart()
+	waitUntil(t, 15*time.Second, "the survivor to lead", func() bool { r, _ := role(t, n1); return r == "leader" })
+	if got := systemVersion(t, n1); got != want {
+		t.Fatalf("after recovery the version is %v, want %v", got, want)
+	}
+	if r := n1.Do("POST", "/v1/system/resume", map[string]string{}); r.Status != 200 {
+		t.Fatalf("write after recovery: %d %s", r.Status, r.Body)
+	}
+	if _, err := os.Stat(n1.DataDir + "/peers.json.applied"); err != nil {
+		t.Fatalf("peers.json was not marked applied: %v", err)
+	}
+}
+
+// memberCount is how many members a node's GET /v1/cluster lists.
+func memberCount(d *harness.Daemon) int {
+	var env struct {
+		Data struct {
+			Members []struct{ NodeID string } `json:"members"`
+		} `json:"data"`
+	}
+	r := d.Do("GET", "/v1/cluster", nil)
+	if r.Status != 200 || json.Unmarshal(r.Body, &env) != nil {
+		return 0
+	}
+	return len(env.Data.Members)
 }

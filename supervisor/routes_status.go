@@ -28,5 +28,22 @@ func (s *Server) statusRoutes() []Route {
 // the status wrapper uses on what it fetches.
 func (s *Server) statusSnapshot() status.Snapshot {
 	st := s.SystemState()
-	return status.Assemble(status.Input{System: &st, Source: "local", Workers: s.workerStatus(), Now: time.Now()})
+	return status.Assemble(status.Input{System: &st, Source: "local", Workers: s.workerStatus(), Cluster: s.clusterStatus(), Now: time.Now()})
+}
+
+// clusterStatus is the member list for /v1/status and the panel; a lone
+// node (no peers) shows none.
+func (s *Server) clusterStatus() []status.Member {
+	if !s.node.HasPeers() {
+		return nil
+	}
+	members, err := s.node.Members()
+	if err != nil {
+		return nil
+	}
+	out := make([]status.Member, 0, len(members))
+	for _, m := range members {
+		out = append(out, status.Member{NodeID: m.NodeID, Role: m.Role, APIAddr: m.APIAddr, Self: m.Self})
+	}
+	return out
 }

@@ -36,6 +36,7 @@ func (s *Server) startWorkers(ctx context.Context) error {
 		Logger:          s.log.Named("workers"),
 		BackoffBase:     ms(s.cfg.WorkerBackoffBaseMs),
 		BackoffMax:      ms(s.cfg.WorkerBackoffMaxMs),
+		StableAfter:     ms(s.cfg.WorkerHealthyAfterMs),
 		CrashLoopCount:  s.cfg.WorkerCrashLoopCount,
 		CrashLoopWindow: ms(s.cfg.WorkerCrashLoopWindowMs),
 		HealthInterval:  ms(s.cfg.WorkerHealthIntervalMs),

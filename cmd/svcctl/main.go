@@ -30,6 +30,7 @@ func commands() map[string]command {
 		"exec":    {usage: "exec [-cwd DIR] [-timeout-ms N] [--] COMMAND...   run a shell command on the daemon's host", run: runExec},
 		"files":   {usage: "files read|write [flags] PATH [CONTENT]   read or write a file on the daemon's host", run: runFiles},
 		"workers": {usage: "workers [restart NAME|all]   list worker processes, or rolling-restart one", run: runWorkers},
+		"cluster": {usage: "cluster [ls] | cluster join ID RAFT API|- | cluster remove ID   members and roles; add or remove a node (token)", run: runCluster},
 		"browser": {usage: browserUsage, run: runBrowser},
 		"instr":   {usage: instrUsage, run: runInstr},
 		"agent":   {usage: agentUsage, run: runAgent},

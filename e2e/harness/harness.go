@@ -102,7 +102,10 @@ type Options struct {
 	// Addr fixes the listen address (kept across Restart); default a new
 	// free 127.0.0.1 port at every start.
 	Addr string
-	Env  []string // extra KEY=VALUE pairs
+	// Prefix runs the daemon through another command, e.g.
+	// ["ip", "netns", "exec", "NS"] for a node in a network namespace.
+	Prefix []string
+	Env    []string // extra KEY=VALUE pairs
 }
 
 // Daemon is one running `svcd serve`.
@@ -144,7 +147,8 @@ func (d *Daemon) start() {
 	}
 	d.URL = "http://" + d.Addr
 	args := append([]string{"serve", "-listen", d.Addr, "-data-dir", d.DataDir}, d.opts.Args...)
-	cmd := exec.Command(Binary(t), args...)
+	argv := append(append([]string{}, d.opts.Prefix...), append([]string{Binary(t)}, args...)...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "SVC_SHARED_TOKEN="+d.opts.Token)
 	cmd.Env = append(cmd.Env, d.opts.Env...)
 	cmd.Stdout = d.logs

@@ -74,6 +74,10 @@ type Config struct {
 	WorkerBackoffMaxMs      int    `hcl:"worker_backoff_max_ms,optional"`
 	WorkerDrainTimeoutMs    int    `hcl:"worker_drain_timeout_ms,optional"`
 	WorkerHealthIntervalMs  int    `hcl:"worker_health_interval_ms,optional"`
+	// Performance (issue 15): a worker that ran this long before it exited
+	// counts as healthy; its exit restarts it after the base backoff and
+	// forgets earlier exits (see workers_perf.go).
+	WorkerHealthyAfterMs int `hcl:"worker_healthy_after_ms,optional"`
 
 	// Browser bridge and relay (see browser.go and docs/bridge-protocol.md).
 	// Zero durations and counts mean the built-in defaults.
@@ -150,6 +154,7 @@ func Defaults() Config {
 		WorkerBackoffMaxMs:      30_000,
 		WorkerDrainTimeoutMs:    0, // derived: exec_timeout_max_ms + 5 s (DrainTimeout)
 		WorkerHealthIntervalMs:  2_000,
+		WorkerHealthyAfterMs:    10_000, // performance (issue 15)
 	}
 }
 
@@ -252,6 +257,7 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("exec_run_as_uid and exec_run_as_gid must be -1 (unchanged) or a numeric id"))
 	}
 	errs = append(errs, c.validateBrowser()...)
+	errs = append(errs, c.validatePerf()...)
 	errs = append(errs, c.validateInstructions()...)
 	errs = append(errs, c.validateGuard()...)
 	errs = append(errs, c.validateCluster()...)
@@ -322,6 +328,7 @@ func envVars() []envVar {
 		{"SVC_WORKER_BACKOFF_MAX_MS", func(c *Config, v string) (err error) { c.WorkerBackoffMaxMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_DRAIN_TIMEOUT_MS", func(c *Config, v string) (err error) { c.WorkerDrainTimeoutMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_HEALTH_INTERVAL_MS", func(c *Config, v string) (err error) { c.WorkerHealthIntervalMs, err = strconv.Atoi(v); return }},
+		{"SVC_WORKER_HEALTHY_AFTER_MS", func(c *Config, v string) (err error) { c.WorkerHealthyAfterMs, err = strconv.Atoi(v); return }},
 	}, append(append(append(browserEnvVars(), instrEnvVars()...), clusterEnvVars()...), agentdEnvVars()...)...)
 }
 
