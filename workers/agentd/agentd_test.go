@@ -31,7 +31,10 @@ type rig struct {
 	cfg    agentd.Config
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t *testing.T) *rig { return newRigWith(t, nil) }
+
+// newRigWith lets a test adjust the config (and the Codex home) before start.
+func newRigWith(t *testing.T, adjust func(cfg *agentd.Config)) *rig {
 	t.Helper()
 	bin := codextest.Bin(t)
 	fm := fakemodel.New()
@@ -43,6 +46,9 @@ func newRig(t *testing.T) *rig {
 		DataDir: t.TempDir(), Command: []string{bin, "app-server"}, CodexHome: codextest.Home(t, fm.BaseURL()),
 		Token: token, RestartMin: 50 * time.Millisecond, RestartMax: 200 * time.Millisecond,
 	}}
+	if adjust != nil {
+		adjust(&r.cfg)
+	}
 	r.start()
 	t.Cleanup(r.stop)
 	return r

@@ -25,6 +25,17 @@ type Reply struct {
 	ChunkDelayMS int    `json:"chunk_delay_ms,omitempty"`
 	ErrorStatus  int    `json:"error_status,omitempty"`
 	ErrorMessage string `json:"error_message,omitempty"`
+	// ToolCall, when set, makes the reply a function call instead of text
+	// (for example Codex's exec_command with {"cmd": "..."}), so tests can
+	// make the agent ask for a command approval. The next scripted reply
+	// answers the request that carries the call's output.
+	ToolCall *ToolCall `json:"tool_call,omitempty"`
+}
+
+// ToolCall is a function call the fake model asks the agent to make.
+type ToolCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"` // JSON text
 }
 
 // Server answers POST /v1/responses from its script. When the script runs out
@@ -119,6 +130,10 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request) {
 			"message": reply.ErrorMessage, "type": "invalid_request_error", "code": "fake_model_error"}})
 		return
 	}
+	if reply.ToolCall != nil {
+		s.respondToolCall(w, n, reply.ToolCall)
+		return
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -157,6 +172,24 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request) {
 	send("response.completed", map[string]any{"response": map[string]any{"id": respID, "status": "completed",
 		"usage": map[string]any{"input_tokens": 10, "input_tokens_details": map[string]any{"cached_tokens": 0},
 			"output_tokens": 5, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 15}}})
+}
+
+func (s *Server) respondToolCall(w http.ResponseWriter, n int64, call *ToolCall) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	respID := fmt.Sprintf("resp_fake_%d", n)
+	item := map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_fake_%d", n), "call_id": fmt.Sprintf("call_fake_%d", n),
+		"name": call.Name, "arguments": call.Arguments, "status": "completed"}
+	for _, ev := range []map[string]any{
+		{"type": "response.created", "response": map[string]any{"id": respID, "status": "in_progress"}},
+		{"type": "response.output_item.added", "output_index": 0, "item": item},
+		{"type": "response.output_item.done", "output_index": 0, "item": item},
+		{"type": "response.completed", "response": map[string]any{"id": respID, "status": "completed",
+			"usage": map[string]any{"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}}},
+	} {
+		b, _ := json.Marshal(ev)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev["type"], b)
+	}
 }
 
 // Split cuts text into at most n pieces (default 3) on rune boundaries, so the
