@@ -86,6 +86,9 @@ func TestRealTurn(t *testing.T) {
 			t.Errorf("no %s notification; saw %v", m, seen)
 		}
 	}
+	if _, err := c.ResumeThread(ctx, th.ID, ""); err != nil {
+		t.Fatalf("thread/resume of a thread with a turn: %v", err)
+	}
 	if err := c.InterruptTurn(ctx, th.ID, turn.ID); err == nil {
 		t.Log("interrupting a finished turn was accepted")
 	}

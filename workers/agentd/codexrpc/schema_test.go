@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/svcd/svcd/workers/agentd/codexrpc"
 )
 
 // schema is a small validator for the generated Codex JSON Schema: enough
@@ -212,6 +214,34 @@ func TestSchemaRejects(t *testing.T) {
 	} {
 		if err := v.validate([]byte(bad)); err == nil {
 			t.Errorf("bad line accepted: %s", bad)
+		}
+	}
+}
+
+// TestApprovalAnswersMatchSchema: what agentd answers to approval requests,
+// under either policy, is a valid response for both request kinds.
+func TestApprovalAnswersMatchSchema(t *testing.T) {
+	for _, file := range []string{"CommandExecutionRequestApprovalResponse.json", "FileChangeRequestApprovalResponse.json"} {
+		b, err := os.ReadFile("testdata/schema/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var root map[string]any
+		if err := json.Unmarshal(b, &root); err != nil {
+			t.Fatal(err)
+		}
+		defs, _ := root["definitions"].(map[string]any)
+		v := &schema{defs: defs}
+		for _, policy := range []string{"decline", "accept", ""} {
+			var answer any
+			raw, _ := json.Marshal(codexrpc.ApprovalDecision(policy))
+			_ = json.Unmarshal(raw, &answer)
+			if err := v.check(root, answer, "$"); err != nil {
+				t.Errorf("%s, policy %q: %v", file, policy, err)
+			}
+		}
+		if err := v.check(root, map[string]any{"decision": "maybe"}, "$"); err == nil {
+			t.Errorf("%s: the validator accepted a bogus decision", file)
 		}
 	}
 }
