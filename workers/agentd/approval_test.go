@@ -45,6 +45,15 @@ func TestApprovalPolicy(t *testing.T) {
 			if !strings.Contains(string(raw), "item/commandExecution/requestApproval") || !strings.Contains(string(raw), "answered "+policy) {
 				t.Fatalf("no approval request answered %s in status: %s", policy, raw)
 			}
+			found := false
+			for _, e := range s["recentEvents"].([]any) {
+				if e.(map[string]any)["type"] == "item/commandExecution/requestApproval" {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("the approval request is not in the session's recentEvents: %v", s["recentEvents"])
+			}
 			_, err := os.Stat(marker)
 			if policy == "decline" && err == nil {
 				t.Fatal("declined command ran")

@@ -260,7 +260,19 @@ func (d *Daemon) saveLocked() error {
 func (d *Daemon) onRequest(method string, params json.RawMessage) (any, error) {
 	switch method {
 	case "item/commandExecution/requestApproval", "item/fileChange/requestApproval":
-		d.publish(Event{Type: method, Message: "answered " + d.cfg.ApprovalPolicy + " by policy"})
+		var p struct {
+			ThreadID string `json:"threadId"`
+			TurnID   string `json:"turnId"`
+		}
+		_ = json.Unmarshal(params, &p)
+		ev := Event{Type: method, TurnID: p.TurnID, Message: "answered " + d.cfg.ApprovalPolicy + " by policy", At: time.Now().UTC()}
+		d.mu.Lock()
+		if s := d.sessions[d.byThread[p.ThreadID]]; s != nil {
+			ev.SessionID = s.SessionID
+			s.addEvent(ev)
+		}
+		d.mu.Unlock()
+		d.publish(ev)
 		return codexrpc.ApprovalDecision(d.cfg.ApprovalPolicy), nil
 	}
 	d.publish(Event{Type: method, Message: "server request agentd does not handle"})

@@ -166,7 +166,11 @@ func (d *Daemon) Turn(ctx context.Context, req TurnRequest) (Session, error) {
 	threadID := s.ThreadID
 	d.mu.Unlock()
 
-	turn, err := c.StartTurn(ctx, threadID, req.Input)
+	// Once sent, the turn runs whatever the caller does: a caller that goes
+	// away must not turn an accepted turn into a failed one.
+	startCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
+	turn, err := c.StartTurn(startCtx, threadID, req.Input)
+	cancel()
 	d.mu.Lock()
 	if err != nil {
 		if s.Status == "running" {
