@@ -67,6 +67,8 @@ func (s *Server) routeTable() []Route {
 		s.workerRoutes(),
 		s.browserRoutes(),
 		s.clusterRoutes(),
+		s.renewalRoutes(),
+		s.taskRoutes(),
 		s.instructionRoutes(),
 		s.agentRoutes(),
 	} {

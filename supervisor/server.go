@@ -20,6 +20,8 @@ import (
 	"github.com/svcd/svcd/supervisor/cluster"
 	"github.com/svcd/svcd/supervisor/config"
 	"github.com/svcd/svcd/supervisor/guard"
+	"github.com/svcd/svcd/supervisor/renewal"
+	"github.com/svcd/svcd/supervisor/tasks"
 	"github.com/svcd/svcd/supervisor/workermgr"
 )
 
@@ -51,6 +53,9 @@ type Server struct {
 	// leaderHooks run on every leadership change.
 	cluster     *cluster.Cluster
 	leaderHooks []func(leader bool)
+	// convs are the renewal conversation records; tasks the task records.
+	convs *renewal.Store
+	tasks *tasks.Store
 	// instr runs instruction blocks and live ingest (routes_instructions.go).
 	instr *instructionsSide
 }
@@ -120,6 +125,10 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 		}
 	}
 	s.startCluster()
+	// Both write through s.apply (one path, API errors) like the bridge.
+	s.convs = renewal.New(bridgeHost{s})
+	s.tasks = tasks.New(bridgeHost{s}, cfg.NodeID)
+	s.recoverConversations(ctx)
 	// Workers start once raft is ready; their shutdown is a closer, so it
 	// runs before raft stops.
 	if err := s.startWorkers(ctx); err != nil {
@@ -130,6 +139,7 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 		s.Close()
 		return nil, fmt.Errorf("start browser bridge: %w", err)
 	}
+	s.browser.hub.OnConversation(s.onConversation)
 	s.metrics = newMetrics(s)
 	s.routes = s.routeTable()
 	s.router = s.buildRouter()
