@@ -70,6 +70,7 @@ func (s *Server) routeTable() []Route {
 		s.renewalRoutes(),
 		s.taskRoutes(),
 		s.instructionRoutes(),
+		s.agentRoutes(),
 	} {
 		all = append(all, area...)
 	}

@@ -52,7 +52,7 @@ func (s *Server) startWorkers(ctx context.Context) error {
 		Plugin: &scheduler.Plugin{},
 		Env:    []string{"SVCD_WORKER_LOG_LEVEL=" + s.cfg.LogLevel},
 		MaxMsg: scheduler.MaxMessage(),
-	}}, s.relaySpecs()...)...)
+	}}, append(s.relaySpecs(), s.agentdSpecs()...)...)...)
 	if err != nil {
 		return err
 	}

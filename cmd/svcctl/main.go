@@ -33,6 +33,7 @@ func commands() map[string]command {
 		"cluster": {usage: "cluster [ls] | cluster join ID RAFT API|- | cluster remove ID   members and roles; add or remove a node (token)", run: runCluster},
 		"browser": {usage: browserUsage, run: runBrowser},
 		"instr":   {usage: instrUsage, run: runInstr},
+		"agent":   {usage: agentUsage, run: runAgent},
 	}
 }
 

@@ -120,6 +120,14 @@ type Config struct {
 	InstrReportMaxBytes   int   `hcl:"instr_report_max_bytes,optional"`      // whole report cap (16384)
 	InstrIngestMaxTextLen int   `hcl:"instr_ingest_max_text_bytes,optional"` // ingest text cap (262144)
 
+	// Agent daemon (agentd; workers/agentd, docs/agentd.md). Defaults in Defaults(), checks in agentd.go.
+	AgentdListen         string `hcl:"agentd_listen,optional"`          // agentd's HTTP address, called by the /v1/agent proxy
+	AgentdSpawn          bool   `hcl:"agentd_spawn,optional"`           // run agentd as a supervised worker
+	AgentdCommand        string `hcl:"agentd_command,optional"`         // the agent child, split on spaces
+	AgentdCodexHome      string `hcl:"agentd_codex_home,optional"`      // CODEX_HOME for the child ("" inherits)
+	AgentdApprovalPolicy string `hcl:"agentd_approval_policy,optional"` // decline | accept
+	// End agentd.
+
 	ConfigFile    string // where the file layer came from, if any
 	TokenFromFile string // set by the supervisor when it generated or read the token file
 }
@@ -134,6 +142,8 @@ func Defaults() Config {
 		MaxBodyBytes: 1 << 20,
 		ShutdownMs:   10000,
 		LogLevel:     "info",
+		// agentd
+		AgentdListen: "127.0.0.1:4319", AgentdCommand: "codex app-server", AgentdApprovalPolicy: "decline",
 		StatusListen: "127.0.0.1:4318",
 		StatusDaemon: "http://127.0.0.1:4317",
 
@@ -259,6 +269,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validateGuard()...)
 	errs = append(errs, c.validateCluster()...)
 	errs = append(errs, c.validateRenewal()...)
+	errs = append(errs, c.validateAgentd()...)
 	switch strings.ToLower(c.LogLevel) {
 	case "trace", "debug", "info", "warn", "error":
 	default:
@@ -326,7 +337,7 @@ func envVars() []envVar {
 		{"SVC_WORKER_DRAIN_TIMEOUT_MS", func(c *Config, v string) (err error) { c.WorkerDrainTimeoutMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_HEALTH_INTERVAL_MS", func(c *Config, v string) (err error) { c.WorkerHealthIntervalMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_HEALTHY_AFTER_MS", func(c *Config, v string) (err error) { c.WorkerHealthyAfterMs, err = strconv.Atoi(v); return }},
-	}, append(append(append(browserEnvVars(), instrEnvVars()...), clusterEnvVars()...), renewalEnvVars()...)...)
+	}, append(append(append(append(browserEnvVars(), instrEnvVars()...), clusterEnvVars()...), renewalEnvVars()...), agentdEnvVars()...)...)
 }
 
 func applyEnv(c *Config, getenv func(string) string) error {
