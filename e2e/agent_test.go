@@ -258,3 +258,46 @@ func TestAgentdDownAnd503(t *testing.T) {
 		t.Fatalf("after agentd died: %d %s", resp.Status, resp.Body)
 	}
 }
+
+// One full loop with the real agent: the (fake) model's reply carries instr
+// blocks; the real codex app-server turns it into the session's last turn
+// output; that reply is ingested, its blocks run, and the report is read
+// back — then sent to the agent as the next turn's input.
+func TestInstructionLoopWithTheRealAgent(t *testing.T) {
+	r := startAgentRig(t)
+	d := r.d
+	s := sessionOf(t, d.DoAuth("POST", "/v1/agent/sessions", map[string]any{"cwd": t.TempDir(), "purpose": "instr loop"}))
+	id := s["sessionId"].(string)
+	reply := "I will check the host.\n```instr\n@svc::exec::echo loop-ok\n```\n```instr\n@svc::status\n```\n"
+	r.fm.Push(fakemodel.Reply{Text: reply, Chunks: 4})
+	turn := sessionOf(t, d.DoAuth("POST", "/v1/agent/turn", map[string]any{"sessionId": id, "input": "check the host", "waitMs": 30000}))
+	out, _ := turn["lastTurnOutput"].(string)
+	if out != reply {
+		t.Fatalf("the agent's reply: %q", out)
+	}
+	res := d.DoAuth("POST", "/v1/instructions/ingest", map[string]any{"platform": "platform_a", "local_conversation_id": "agent-" + id[:8],
+		"remote_conversation_id": id, "message_id": "turn-1", "text": out})
+	if res.Status != 200 {
+		t.Fatalf("ingest: %d %s", res.Status, res.Body)
+	}
+	var env struct {
+		Data struct {
+			Ingest struct {
+				Status string `json:"status"`
+				Report string `json:"report"`
+			} `json:"ingest"`
+		} `json:"data"`
+	}
+	res.Decode(t, &env)
+	report := env.Data.Ingest.Report
+	if env.Data.Ingest.Status != "executed" || !strings.Contains(report, "-- @svc::exec --\n成功") || !strings.Contains(report, "loop-ok") || !strings.Contains(report, "-- @svc::status --\n成功") {
+		t.Fatalf("report: %s\n%s", env.Data.Ingest.Status, report)
+	}
+	// The report goes back to the agent as the next input; its own output
+	// carries the result marker, so the loop would never execute it.
+	r.fm.Push(fakemodel.Reply{Text: "Thanks, the host is fine."})
+	next := sessionOf(t, d.DoAuth("POST", "/v1/agent/turn", map[string]any{"sessionId": id, "input": report, "waitMs": 30000}))
+	if next["lastTurnOutput"] != "Thanks, the host is fine." || next["lastTurnInput"] != report {
+		t.Fatalf("next turn: %v", next)
+	}
+}
