@@ -92,6 +92,10 @@ func TestRenewalConversationRoutes(t *testing.T) {
 	if c3 := get(); c3.AutomationStatus != "paused" {
 		t.Fatalf("a refused write changed the record: %+v", c3)
 	}
+	// The panel lists the conversation with its switch and reason.
+	if panel := string(d.Do("GET", "/v1/status/ui", nil).Body); !strings.Contains(panel, "Conversation conv-1") || !strings.Contains(panel, "lunch") {
+		t.Fatalf("panel lacks the conversation:\n%s", panel)
+	}
 	// Durable: the record survives a restart.
 	d.Restart()
 	if c4 := get(); c4.AutomationStatus != "paused" || c4.PauseReason != "lunch" || c4.RepeatedMessageCount != 1 {
@@ -161,6 +165,11 @@ func TestTaskAndControllerRoutes(t *testing.T) {
 		t.Fatalf("controllers: %+v", ctl.Data)
 	}
 	wantError(t, d.Do("GET", "/v1/controllers?limit=0", nil), 422, "invalid_query")
+
+	// The status panel shows recent tasks.
+	if panel := string(d.Do("GET", "/v1/status/ui", nil).Body); !strings.Contains(panel, "Task "+task.ID) || !strings.Contains(panel, "instruction_batch") {
+		t.Fatalf("panel lacks the task:\n%s", panel)
+	}
 }
 
 // Live ingest over the bridge: the plugin reports a final AI reply with an

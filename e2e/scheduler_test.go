@@ -104,6 +104,18 @@ func TestRenewalLifeOfAnAutoConversation(t *testing.T) {
 	if inj.Text != "keep going" || inj.LocalConversationID != "life-1" || inj.RemoteConversationID != "r-life-1" {
 		t.Fatalf("delivered: %+v", inj)
 	}
+	// The system state's queue and active runs come from the records (here
+	// everything has settled or is about to: the numbers are consistent).
+	var st struct {
+		Data struct {
+			Queue      struct{ Pending, Running int } `json:"queue"`
+			ActiveRuns []struct{ ID, Kind string }    `json:"active_runs"`
+		} `json:"data"`
+	}
+	d.Do("GET", "/v1/system/state", nil).Decode(t, &st)
+	if st.Data.Queue.Running != len(st.Data.ActiveRuns) {
+		t.Fatalf("queue %+v vs active runs %+v", st.Data.Queue, st.Data.ActiveRuns)
+	}
 	// No new reply comes: after 3 renewals the conversation pauses itself.
 	waitUntil(t, 15*time.Second, "the automatic pause after repeated renewals", func() bool {
 		return convOf(t, d, "life-1")["automation_status"] == "paused"
