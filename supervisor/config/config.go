@@ -155,6 +155,9 @@ func Defaults() Config {
 		ExecRunAsGID:      -1,
 		ExecMaxConcurrent: 32,
 
+		// The pinned id of the bundled extension (extension/manifest.json key).
+		BrowserExtensionIDs: []string{BundledExtensionID},
+
 		WorkerCrashLoopCount:    5,
 		WorkerCrashLoopWindowMs: 60_000,
 		WorkerBackoffBaseMs:     50,
