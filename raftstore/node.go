@@ -33,6 +33,20 @@ type Config struct {
 	// ApplyTimeout bounds one write when the caller's context has no deadline.
 	ApplyTimeout time.Duration
 	Logger       hclog.Logger
+
+	// HA (issue 13).
+	// ClusterKey, when set, authenticates every raft connection with an HMAC
+	// handshake (authlayer.go); nodes of one cluster share it. Never logged.
+	ClusterKey []byte
+	// Timings override the tuned local-network defaults when non-zero.
+	Timings Timings
+}
+
+// Timings are raft's failure-detection knobs (zero: the tuned default).
+type Timings struct {
+	Heartbeat   time.Duration
+	Election    time.Duration
+	LeaderLease time.Duration
 }
 
 // Node is one raft member with its FSM.
@@ -44,6 +58,8 @@ type Node struct {
 	transport raft.Transport
 	closeT    func() error
 	logger    hclog.Logger
+
+	leadership *leadership
 }
 
 // ErrNotLeader is returned by Apply on a node that is not the leader.
@@ -97,7 +113,16 @@ func Open(cfg Config) (*Node, error) {
 			store.Close()
 			return nil, fmt.Errorf("raft address %q: %w", cfg.RaftAddr, err)
 		}
-		t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, tcpAddr, 3, 10*time.Second, logger)
+		var t *raft.NetworkTransport
+		if len(cfg.ClusterKey) > 0 {
+			var layer *authLayer
+			layer, err = newAuthLayer(tcpAddr.String(), cfg.ClusterKey)
+			if err == nil {
+				t = raft.NewNetworkTransportWithLogger(layer, 3, 10*time.Second, logger)
+			}
+		} else {
+			t, err = raft.NewTCPTransportWithLogger(cfg.RaftAddr, tcpAddr, 3, 10*time.Second, logger)
+		}
 		if err != nil {
 			store.Close()
 			return nil, fmt.Errorf("raft transport: %w", err)
@@ -113,7 +138,18 @@ func Open(cfg Config) (*Node, error) {
 	rc.HeartbeatTimeout = 300 * time.Millisecond
 	rc.ElectionTimeout = 300 * time.Millisecond
 	rc.LeaderLeaseTimeout = 150 * time.Millisecond
+	if tm := cfg.Timings; tm.Heartbeat > 0 {
+		rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = tm.Heartbeat, tm.Election, tm.LeaderLease
+		if rc.ElectionTimeout < rc.HeartbeatTimeout {
+			rc.ElectionTimeout = rc.HeartbeatTimeout
+		}
+		if rc.LeaderLeaseTimeout <= 0 || rc.LeaderLeaseTimeout > rc.HeartbeatTimeout {
+			rc.LeaderLeaseTimeout = rc.HeartbeatTimeout / 2
+		}
+	}
 	rc.CommitTimeout = 5 * time.Millisecond
+	leaderCh := make(chan bool, 8)
+	rc.NotifyCh = leaderCh
 	rc.SnapshotThreshold = 2048
 	rc.TrailingLogs = 1024
 
@@ -125,6 +161,19 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
 	n := &Node{cfg: cfg, raft: r, fsm: f, store: store, transport: transport, closeT: closeT, logger: logger}
+	n.leadership = newLeadership(leaderCh)
+	obs := make(chan raft.Observation, 16)
+	r.RegisterObserver(raft.NewObserver(obs, false, nil))
+	go func() {
+		for {
+			select {
+			case o := <-obs:
+				n.leadership.observe(o)
+			case <-n.leadership.done:
+				return
+			}
+		}
+	}()
 
 	if cfg.Bootstrap {
 		has, err := raft.HasExistingState(store, store, snaps)
@@ -213,6 +262,7 @@ func (n *Node) Snapshot() error { return n.raft.Snapshot().Error() }
 // Shutdown stops raft and closes the stores. It is safe to call once.
 func (n *Node) Shutdown() error {
 	err := n.raft.Shutdown().Error()
+	n.leadership.stop()
 	if n.closeT != nil {
 		if cerr := n.closeT(); err == nil {
 			err = cerr
