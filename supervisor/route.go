@@ -63,6 +63,7 @@ func (s *Server) routeTable() []Route {
 		s.hostopsRoutes(),
 		s.workerRoutes(),
 		s.browserRoutes(),
+		s.clusterRoutes(), // HA, issue 13
 	} {
 		all = append(all, area...)
 	}

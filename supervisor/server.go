@@ -73,6 +73,8 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 		RaftAddr:  cfg.RaftAddr,
 		Bootstrap: cfg.Bootstrap,
 		Logger:    log,
+		// HA (issue 13): raft connections prove knowledge of the shared token.
+		ClusterKey: raftClusterKey(token),
 	})
 	if err != nil {
 		return nil, err
