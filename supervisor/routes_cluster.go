@@ -1,9 +1,9 @@
 package supervisor
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
+	"context"
 	"net/http"
+	"time"
 
 	"github.com/svcd/svcd/supervisor/cluster"
 )
@@ -30,15 +30,7 @@ func (s *Server) clusterRoutes() []Route {
 	}
 }
 
-// raftClusterKey derives the raft handshake key from the shared token, so
-// nodes that share the token (as they must, to forward with the caller's
-// Authorization) authenticate each other without a second secret. The label
-// keeps the derived key useless as a bearer token.
-func raftClusterKey(token string) []byte {
-	if token == "" {
-		return nil
-	}
-	m := hmac.New(sha256.New, []byte(token))
-	m.Write([]byte("svcd raft cluster key v1"))
-	return m.Sum(nil)
+// JoinCluster asks the member at leaderURL to add this node (svcd serve -join).
+func (s *Server) JoinCluster(ctx context.Context, leaderURL string) error {
+	return cluster.RequestJoin(ctx, leaderURL, s.token, s.cfg.NodeID, s.node.RaftAddr(), 250*time.Millisecond)
 }

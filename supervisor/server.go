@@ -74,7 +74,7 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 		Bootstrap: cfg.Bootstrap,
 		Logger:    log,
 		// HA (issue 13): raft connections prove knowledge of the shared token.
-		ClusterKey: raftClusterKey(token),
+		ClusterKey: raftstore.ClusterKeyFromToken(token),
 	})
 	if err != nil {
 		return nil, err

@@ -25,13 +25,14 @@ func subcommands() map[string]subcommand {
 		"serve":          {summary: "run the daemon (supervisor) on 127.0.0.1:4317", run: runServe},
 		"status-wrapper": {summary: "run the read-only status wrapper on 127.0.0.1:4318", run: runStatusWrapper},
 		"version":        {summary: "print the version", run: runVersion},
+		"witness":        {summary: "run a raft witness (vote only, no HTTP, no workers; HA, issue 13)", run: runWitness},
 		"worker":         {summary: "run a worker process (started by serve through go-plugin)", hidden: true, run: runWorker},
 	}
 }
 
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: svcd <command> [flags]\n\ncommands:")
-	for _, name := range []string{"serve", "status-wrapper", "version"} {
+	for _, name := range []string{"serve", "status-wrapper", "version", "witness"} {
 		fmt.Fprintf(os.Stderr, "  %-15s %s\n", name, subcommands()[name].summary)
 	}
 	fmt.Fprintln(os.Stderr, "\nsvcd <command> -h lists the command's flags.")

@@ -34,6 +34,9 @@ type Config struct {
 	StatusListen string   `hcl:"status_listen,optional"`
 	StatusDaemon string   `hcl:"status_daemon_url,optional"`
 
+	// HA (issue 13). See docs/ha.md.
+	Join string `hcl:"join,optional"` // API URL of a cluster member to join through at start
+
 	// Host operations (the hostops worker). See docs/hostops.md.
 	ExecTimeoutMaxMs int64    `hcl:"exec_timeout_max_ms,optional"`   // largest timeoutMs accepted
 	ExecOutputCap    int      `hcl:"exec_output_cap_bytes,optional"` // per stream; more is cut and flagged
@@ -299,6 +302,7 @@ func bindFlags(fs *flag.FlagSet) map[string]func(*Config) {
 	dataDir := fs.String("data-dir", d.DataDir, "directory for raft data and the token file")
 	nodeID := fs.String("node-id", d.NodeID, "raft node id")
 	raftAddr := fs.String("raft-addr", "", "raft TCP address for multi-node clusters (empty: single node)")
+	join := fs.String("join", "", "API URL of the cluster leader to join through (implies no bootstrap)")
 	bootstrap := fs.Bool("bootstrap", d.Bootstrap, "form a new cluster when there is no state")
 	hosts := fs.String("allowed-hosts", "", "extra Host header values to accept, comma separated")
 	maxBody := fs.Int64("max-body-bytes", d.MaxBodyBytes, "request body cap in bytes")
@@ -321,6 +325,7 @@ func bindFlags(fs *flag.FlagSet) map[string]func(*Config) {
 		"node-id":        func(c *Config) { c.NodeID = *nodeID },
 		"raft-addr":      func(c *Config) { c.RaftAddr = *raftAddr },
 		"bootstrap":      func(c *Config) { c.Bootstrap = *bootstrap },
+		"join":           func(c *Config) { c.Join, c.Bootstrap = *join, false },
 		"allowed-hosts":  func(c *Config) { c.AllowedHosts = splitList(*hosts) },
 		"max-body-bytes": func(c *Config) { c.MaxBodyBytes = *maxBody },
 		"log-level":      func(c *Config) { c.LogLevel = *level },
