@@ -4,34 +4,168 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"sort"
+	"strconv"
 	"time"
 
 	"github.com/hashicorp/raft"
 )
 
-// Member is one server of the raft configuration as this node sees it.
-type Member struct {
-	ID       string `json:"id"`
-	RaftAddr string `json:"raft_addr"`
-	Suffrage string `json:"suffrage"` // voter | nonvoter
-	Role     string `json:"role"`     // leader | standby
-	// LastContact is this node's own time since it heard from the leader
-	// (self only; empty on the leader itself). Unreachable says the leader's
-	// heartbeats to that member are failing, and since when.
-	LastContact      string     `json:"last_contact,omitempty"`
-	Unreachable      bool       `json:"unreachable,omitempty"`
-	UnreachableSince *time.Time `json:"unreachable_since,omitempty"`
-	Self             bool       `json:"self,omitempty"`
+// Cluster commands. Members' API addresses live in the FSM (raft only knows
+// raft addresses), so a standby can forward to the leader's API and
+// /v1/controllers can list every node.
+const (
+	CmdClusterMember = "cluster.member" // a node joined (or re-announced itself)
+	CmdClusterForget = "cluster.forget" // a node was removed
+	CmdClusterLeader = "cluster.leader" // a node took leadership
+)
+
+// ClusterState is the cluster's membership metadata.
+type ClusterState struct {
+	Members map[string]*ClusterMember `json:"members"`
+	Leader  ClusterLeader             `json:"leader"`
 }
 
-// ErrUnknownMember is a remove of an id that is not in the configuration.
-var ErrUnknownMember = errors.New("no such cluster member")
+// ClusterMember is one node's addresses and kind.
+type ClusterMember struct {
+	NodeID   string    `json:"node_id"`
+	APIAddr  string    `json:"api_addr,omitempty"` // empty for a witness
+	RaftAddr string    `json:"raft_addr"`
+	Kind     string    `json:"kind"` // "node" or "witness"
+	Version  string    `json:"version,omitempty"`
+	JoinedAt time.Time `json:"joined_at"`
+	SeenAt   time.Time `json:"seen_at"`
+}
 
-// Join adds a voter (or a non-voter) to the cluster. It must run on the
-// leader; adding a member that is already there with the same address is a
-// no-op so a retried join is safe.
-func (n *Node) Join(ctx context.Context, id, addr string, voter bool) error {
+// ClusterLeader is written by each node as it becomes leader.
+type ClusterLeader struct {
+	NodeID  string    `json:"node_id"`
+	APIAddr string    `json:"api_addr"`
+	Term    uint64    `json:"term"`
+	Since   time.Time `json:"since"`
+}
+
+// Member kinds.
+const (
+	KindNode    = "node"
+	KindWitness = "witness"
+)
+
+func (c *ClusterState) normalize() {
+	if c.Members == nil {
+		c.Members = map[string]*ClusterMember{}
+	}
+}
+
+func applyClusterMember(s *State, c Command) (any, error) {
+	var m ClusterMember
+	if err := decodePayload(c, &m); err != nil {
+		return nil, err
+	}
+	if err := needID("node_id", m.NodeID); err != nil {
+		return nil, err
+	}
+	if m.Kind != KindNode && m.Kind != KindWitness {
+		return nil, fmt.Errorf("member kind %q: want node or witness", m.Kind)
+	}
+	if old := s.Cluster.Members[m.NodeID]; old != nil && !old.JoinedAt.IsZero() {
+		m.JoinedAt = old.JoinedAt
+	} else {
+		m.JoinedAt = c.At
+	}
+	m.SeenAt = c.At
+	s.Cluster.Members[m.NodeID] = &m
+	return nil, nil
+}
+
+func applyClusterForget(s *State, c Command) (any, error) {
+	var m ClusterMember
+	if err := decodePayload(c, &m); err != nil {
+		return nil, err
+	}
+	delete(s.Cluster.Members, m.NodeID)
+	return nil, nil
+}
+
+func applyClusterLeader(s *State, c Command) (any, error) {
+	var l ClusterLeader
+	if err := decodePayload(c, &l); err != nil {
+		return nil, err
+	}
+	if err := needID("node_id", l.NodeID); err != nil {
+		return nil, err
+	}
+	l.Since = c.At
+	s.Cluster.Leader = l
+	return nil, nil
+}
+
+// Server is one raft member as GET /v1/cluster shows it.
+type Server struct {
+	NodeID      string     `json:"node_id"`
+	RaftAddr    string     `json:"raft_addr"`
+	APIAddr     string     `json:"api_addr,omitempty"`
+	Kind        string     `json:"kind"`
+	Suffrage    string     `json:"suffrage"`
+	Role        string     `json:"role"` // leader, standby or witness
+	Self        bool       `json:"self"`
+	LastContact *time.Time `json:"last_contact,omitempty"` // this node's last contact with the leader (self only, followers)
+	SeenAt      *time.Time `json:"seen_at,omitempty"`
+}
+
+// Members lists raft's configuration merged with the FSM's metadata.
+func (n *Node) Members() ([]Server, error) {
+	fut := n.raft.GetConfiguration()
+	if err := fut.Error(); err != nil {
+		return nil, err
+	}
+	leaderAddr, leaderID := n.raft.LeaderWithID()
+	_ = leaderAddr
+	meta := map[string]ClusterMember{}
+	n.Read(func(s *State) {
+		for id, m := range s.Cluster.Members {
+			meta[id] = *m
+		}
+	})
+	var out []Server
+	for _, sv := range fut.Configuration().Servers {
+		id := string(sv.ID)
+		m := meta[id]
+		kind := m.Kind
+		if kind == "" {
+			kind = KindNode
+		}
+		srv := Server{NodeID: id, RaftAddr: string(sv.Address), APIAddr: m.APIAddr, Kind: kind, Suffrage: sv.Suffrage.String(), Self: id == n.cfg.NodeID}
+		switch {
+		case id == string(leaderID):
+			srv.Role = RoleLeader
+		case kind == KindWitness:
+			srv.Role = KindWitness
+		default:
+			srv.Role = RoleStandby
+		}
+		if !m.SeenAt.IsZero() {
+			t := m.SeenAt
+			srv.SeenAt = &t
+		}
+		if srv.Self && srv.Role != RoleLeader {
+			if t := n.raft.LastContact(); !t.IsZero() {
+				t = t.UTC()
+				srv.LastContact = &t
+			}
+		}
+		out = append(out, srv)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].NodeID < out[j].NodeID })
+	return out, nil
+}
+
+// ErrNotMember is returned when removing a node the cluster does not have.
+var ErrNotMember = errors.New("no such cluster member")
+
+// AddVoter adds (or re-adds at a new address) a voting member and records its
+// metadata. It must run on the leader.
+func (n *Node) AddVoter(ctx context.Context, m ClusterMember) error {
 	if !n.IsLeader() {
 		return ErrNotLeader
 	}
@@ -39,23 +173,25 @@ func (n *Node) Join(ctx context.Context, id, addr string, voter bool) error {
 	if err := fut.Error(); err != nil {
 		return err
 	}
-	for _, s := range fut.Configuration().Servers {
-		if string(s.ID) == id && string(s.Address) == addr && (s.Suffrage == raft.Voter) == voter {
-			return nil
+	for _, sv := range fut.Configuration().Servers {
+		if string(sv.ID) == m.NodeID && string(sv.Address) == m.RaftAddr {
+			// Already a member at this address: only refresh the metadata.
+			_, err := n.Apply(ctx, CmdClusterMember, m)
+			return err
+		}
+		if string(sv.ID) != m.NodeID && string(sv.Address) == m.RaftAddr {
+			return fmt.Errorf("raft address %s already belongs to node %s", m.RaftAddr, sv.ID)
 		}
 	}
-	timeout := n.applyTimeout(ctx)
-	var f raft.IndexFuture
-	if voter {
-		f = n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, timeout)
-	} else {
-		f = n.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(addr), 0, timeout)
+	if err := n.raft.AddVoter(raft.ServerID(m.NodeID), raft.ServerAddress(m.RaftAddr), 0, timeoutOf(ctx, 10*time.Second)).Error(); err != nil {
+		return mapLeaderErr(err)
 	}
-	return mapLeaderErr(f.Error())
+	_, err := n.Apply(ctx, CmdClusterMember, m)
+	return err
 }
 
-// Remove takes a member out of the configuration (leader only).
-func (n *Node) Remove(ctx context.Context, id string) error {
+// RemoveServer removes a member from raft and forgets its metadata.
+func (n *Node) RemoveServer(ctx context.Context, id string) error {
 	if !n.IsLeader() {
 		return ErrNotLeader
 	}
@@ -64,167 +200,75 @@ func (n *Node) Remove(ctx context.Context, id string) error {
 		return err
 	}
 	found := false
-	for _, s := range fut.Configuration().Servers {
-		found = found || string(s.ID) == id
+	for _, sv := range fut.Configuration().Servers {
+		found = found || string(sv.ID) == id
 	}
 	if !found {
-		return ErrUnknownMember
+		return ErrNotMember
 	}
-	return mapLeaderErr(n.raft.RemoveServer(raft.ServerID(id), 0, n.applyTimeout(ctx)).Error())
+	if err := n.raft.RemoveServer(raft.ServerID(id), 0, timeoutOf(ctx, 10*time.Second)).Error(); err != nil {
+		return mapLeaderErr(err)
+	}
+	_, err := n.Apply(ctx, CmdClusterForget, ClusterMember{NodeID: id})
+	return err
 }
 
-// TransferLeadership hands leadership to another voter (the witness does this
-// whenever it wins an election).
+// TransferLeadership hands leadership to another voter (the witness does
+// this whenever it wins an election).
 func (n *Node) TransferLeadership() error { return n.raft.LeadershipTransfer().Error() }
 
-// Members lists the configuration with roles and heartbeat health, for
-// GET /v1/cluster and /v1/controllers.
-func (n *Node) Members() ([]Member, error) {
+// LeaderChanges delivers true when this node becomes leader and false when
+// it stops being leader. The channel is raft's own (buffered, lossy when not
+// drained): read it continuously.
+func (n *Node) LeaderChanges() <-chan bool { return n.raft.LeaderCh() }
+
+// Term is the current raft term.
+func (n *Node) Term() uint64 {
+	t, _ := strconv.ParseUint(n.raft.Stats()["term"], 10, 64)
+	return t
+}
+
+// HasPeers reports whether raft's configuration holds any server but this one.
+func (n *Node) HasPeers() bool {
 	fut := n.raft.GetConfiguration()
-	if err := fut.Error(); err != nil {
-		return nil, err
+	if fut.Error() != nil {
+		return false
 	}
-	_, leaderID := n.raft.LeaderWithID()
-	stats := n.raft.Stats()
-	var out []Member
-	for _, s := range fut.Configuration().Servers {
-		m := Member{ID: string(s.ID), RaftAddr: string(s.Address), Suffrage: "voter", Role: RoleStandby}
-		if s.Suffrage != raft.Voter {
-			m.Suffrage = "nonvoter"
+	for _, sv := range fut.Configuration().Servers {
+		if string(sv.ID) != n.cfg.NodeID {
+			return true
 		}
-		if s.ID == leaderID {
-			m.Role = RoleLeader
-		}
-		if string(s.ID) == n.cfg.NodeID {
-			m.Self = true
-			if m.Role != RoleLeader {
-				m.LastContact = stats["last_contact"]
-			}
-		}
-		if since, ok := n.leadership.unreachableSince(string(s.ID)); ok {
-			m.Unreachable, m.UnreachableSince = true, &since
-		}
-		out = append(out, m)
 	}
-	return out, nil
+	return false
 }
 
-// OnLeadership calls fn(true) when this node becomes leader and fn(false)
-// when it stops, starting with the current state. Leader-only workers (the
-// scheduler) start and stop on it. The returned function unsubscribes; fn
-// runs on one goroutine per subscriber, in order.
-func (n *Node) OnLeadership(fn func(leader bool)) (cancel func()) {
-	return n.leadership.subscribe(fn, n.IsLeader())
+// IsMember reports whether this node is in raft's configuration at all.
+func (n *Node) IsMember() bool {
+	fut := n.raft.GetConfiguration()
+	if fut.Error() != nil {
+		return false
+	}
+	for _, sv := range fut.Configuration().Servers {
+		if string(sv.ID) == n.cfg.NodeID {
+			return true
+		}
+	}
+	return false
 }
 
-func (n *Node) applyTimeout(ctx context.Context) time.Duration {
+// RaftAddr is the address peers reach this node's raft at.
+func (n *Node) RaftAddr() string { return string(n.transport.LocalAddr()) }
+
+func timeoutOf(ctx context.Context, d time.Duration) time.Duration {
 	if dl, ok := ctx.Deadline(); ok {
 		return time.Until(dl)
 	}
-	return n.cfg.ApplyTimeout
+	return d
 }
 
 func mapLeaderErr(err error) error {
 	if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
 		return ErrNotLeader
 	}
-	if err != nil {
-		return fmt.Errorf("raft membership change: %w", err)
-	}
-	return nil
+	return err
 }
-
-// leadership fans raft's NotifyCh out to subscribers and remembers which
-// peers the leader's heartbeats are failing to reach.
-type leadership struct {
-	mu     sync.Mutex
-	subs   map[int]chan bool
-	next   int
-	failed map[string]time.Time
-	done   chan struct{}
-	once   sync.Once
-}
-
-func newLeadership(ch <-chan bool) *leadership {
-	l := &leadership{subs: map[int]chan bool{}, failed: map[string]time.Time{}, done: make(chan struct{})}
-	go func() {
-		for {
-			select {
-			case v := <-ch:
-				l.mu.Lock()
-				for _, s := range l.subs {
-					select {
-					case s <- v:
-					default: // a slow subscriber still gets the latest value below
-						select {
-						case <-s:
-						default:
-						}
-						s <- v
-					}
-				}
-				l.mu.Unlock()
-			case <-l.done:
-				return
-			}
-		}
-	}()
-	return l
-}
-
-func (l *leadership) subscribe(fn func(bool), now bool) func() {
-	ch := make(chan bool, 1)
-	ch <- now
-	stop := make(chan struct{})
-	l.mu.Lock()
-	id := l.next
-	l.next++
-	l.subs[id] = ch
-	l.mu.Unlock()
-	go func() {
-		for {
-			select {
-			case v := <-ch:
-				fn(v)
-			case <-stop:
-				return
-			case <-l.done:
-				return
-			}
-		}
-	}()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			l.mu.Lock()
-			delete(l.subs, id)
-			l.mu.Unlock()
-			close(stop)
-		})
-	}
-}
-
-func (l *leadership) observe(o raft.Observation) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	switch d := o.Data.(type) {
-	case raft.FailedHeartbeatObservation:
-		l.failed[string(d.PeerID)] = d.LastContact
-	case raft.ResumedHeartbeatObservation:
-		delete(l.failed, string(d.PeerID))
-	case raft.LeaderObservation:
-		l.failed = map[string]time.Time{}
-	}
-}
-
-func (l *leadership) unreachableSince(id string) (time.Time, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	t, ok := l.failed[id]
-	return t, ok
-}
-
-func (l *leadership) stop() { l.once.Do(func() { close(l.done) }) }
-
-// RaftAddr is the address peers reach this node's raft transport on.
-func (n *Node) RaftAddr() string { return string(n.transport.LocalAddr()) }

@@ -2,146 +2,105 @@ package raftstore
 
 import (
 	"context"
-	"errors"
 	"net"
-	"sync"
+	"path/filepath"
 	"testing"
 	"time"
 )
 
-var testTimings = Timings{Heartbeat: 100 * time.Millisecond, Election: 100 * time.Millisecond, LeaderLease: 50 * time.Millisecond}
-
-func openClusterNode(t *testing.T, id string, key []byte, bootstrap bool) *Node {
+func freeAddr(t *testing.T) string {
 	t.Helper()
-	n, err := Open(Config{NodeID: id, DataDir: t.TempDir(), RaftAddr: "127.0.0.1:0", Bootstrap: bootstrap, ClusterKey: key, Timings: testTimings})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("open %s: %v", id, err)
+		t.Fatal(err)
 	}
-	t.Cleanup(func() { n.Shutdown() })
-	return n
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
+func TestHandshakeNeedsTheSameKeyBothWays(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		client     []byte
+		server     []byte
+		wantClient bool
+		wantServer bool
+	}{
+		{"same key", []byte("k1"), []byte("k1"), true, true},
+		{"different keys", []byte("k1"), []byte("k2"), false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, b := net.Pipe()
+			s := &authStreamLayer{key: c.server}
+			serr := make(chan error, 1)
+			go func() { serr <- s.serverHandshake(b); b.Close() }()
+			cerr := clientHandshake(a, c.client)
+			a.Close()
+			if (cerr == nil) != c.wantClient {
+				t.Errorf("client: %v", cerr)
+			}
+			if err := <-serr; (err == nil) != c.wantServer {
+				t.Errorf("server: %v", err)
+			}
+		})
+	}
+}
+
+// Two nodes form a cluster over the authenticated TCP transport; a write on
+// the leader reaches the follower; a stranger's bytes on the raft port are
+// refused without harming the cluster.
+func TestTwoNodesJoinOverAuthenticatedTCP(t *testing.T) {
+	key := []byte("cluster-key-for-tests")
+	a1, a2 := freeAddr(t), freeAddr(t)
+	n1, err := Open(Config{NodeID: "n1", DataDir: filepath.Join(t.TempDir(), "n1"), RaftAddr: a1, ClusterKey: key, Bootstrap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n1.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := n1.WaitLeader(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n2, err := Open(Config{NodeID: "n2", DataDir: filepath.Join(t.TempDir(), "n2"), RaftAddr: a2, ClusterKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n2.Shutdown()
+	if err := n1.AddVoter(ctx, ClusterMember{NodeID: "n2", RaftAddr: a2, APIAddr: "127.0.0.1:1", Kind: KindNode}); err != nil {
+		t.Fatal(err)
+	}
+	// A stranger writes garbage at the raft port: it is dropped.
+	if c, err := net.Dial("tcp", a1); err == nil {
+		_, _ = c.Write(make([]byte, 200))
+		c.Close()
+	}
+	if _, err := n1.Apply(ctx, CmdSetSystemMode, SetSystemMode{Mode: ModePaused, RequestedBy: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var mode string
+		n2.Read(func(s *State) { mode = s.System.Mode })
+		if mode == ModePaused {
+			break
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			t.Fatal("the follower never applied the leader's write")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-func TestClusterJoinReplicatesAndFailsOver(t *testing.T) {
-	key := []byte("cluster-key-for-tests")
-	a := openClusterNode(t, "a", key, true)
-	waitFor(t, "a leads", a.IsLeader)
-
-	var mu sync.Mutex
-	var seen []bool
-	cancel := a.OnLeadership(func(l bool) { mu.Lock(); seen = append(seen, l); mu.Unlock() })
-	defer cancel()
-	waitFor(t, "leadership hook reports current state", func() bool { mu.Lock(); defer mu.Unlock(); return len(seen) == 1 && seen[0] })
-
-	b := openClusterNode(t, "b", key, false)
-	c := openClusterNode(t, "c", key, false)
-	ctx := context.Background()
-	if err := b.Join(ctx, "x", "127.0.0.1:1", true); !errors.Is(err, ErrNotLeader) {
-		t.Fatalf("join on a follower = %v, want ErrNotLeader", err)
+	members, err := n1.Members()
+	if err != nil || len(members) != 2 || members[1].NodeID != "n2" || members[1].APIAddr != "127.0.0.1:1" || members[0].Role != RoleLeader {
+		t.Fatalf("members %+v %v", members, err)
 	}
-	for _, n := range []*Node{b, c} {
-		if err := a.Join(ctx, n.cfg.NodeID, n.RaftAddr(), true); err != nil {
-			t.Fatalf("join %s: %v", n.cfg.NodeID, err)
-		}
-		// A retried join is a no-op.
-		if err := a.Join(ctx, n.cfg.NodeID, n.RaftAddr(), true); err != nil {
-			t.Fatalf("rejoin %s: %v", n.cfg.NodeID, err)
-		}
-	}
-	if _, err := a.Apply(ctx, CmdSetSystemMode, SetSystemMode{Mode: ModePaused, RequestedBy: "t", Reason: "r"}); err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range []*Node{b, c} {
-		n := n
-		waitFor(t, n.cfg.NodeID+" applies the write", func() bool {
-			var mode string
-			n.Read(func(s *State) { mode = string(s.System.Mode) })
-			return mode == string(ModePaused)
-		})
-	}
-	ms, err := a.Members()
-	if err != nil || len(ms) != 3 {
-		t.Fatalf("members = %+v, %v", ms, err)
-	}
-	leaders := 0
-	for _, m := range ms {
-		if m.Role == RoleLeader {
-			leaders++
-			if m.ID != "a" || !m.Self {
-				t.Fatalf("leader member = %+v", m)
-			}
-		}
-	}
-	if leaders != 1 {
-		t.Fatalf("members = %+v", ms)
-	}
-	if err := a.Remove(ctx, "nobody"); !errors.Is(err, ErrUnknownMember) {
-		t.Fatalf("remove unknown = %v", err)
-	}
-
-	// Leader gone: one of the others takes over and accepts writes.
-	if err := a.Shutdown(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "hook reports loss of leadership", func() bool { mu.Lock(); defer mu.Unlock(); return len(seen) >= 2 && !seen[len(seen)-1] })
-	waitFor(t, "new leader", func() bool { return b.IsLeader() || c.IsLeader() })
-	nl := b
-	if c.IsLeader() {
-		nl = c
-	}
-	if _, err := nl.Apply(ctx, CmdSetSystemMode, SetSystemMode{Mode: ModeRunning, RequestedBy: "t", Reason: "r"}); err != nil {
-		t.Fatalf("write on new leader: %v", err)
-	}
-	if err := nl.Remove(ctx, "a"); err != nil {
-		t.Fatalf("remove dead leader: %v", err)
-	}
-	ms, _ = nl.Members()
-	if len(ms) != 2 {
-		t.Fatalf("after remove members = %+v", ms)
+	if _, err := n2.Apply(ctx, CmdSetSystemMode, SetSystemMode{Mode: ModeRunning}); err != ErrNotLeader {
+		t.Fatalf("a write on the follower: %v, want ErrNotLeader", err)
 	}
 }
 
-func TestStrangerCannotJoinOrTalkRaft(t *testing.T) {
-	a := openClusterNode(t, "a", []byte("the-right-key"), true)
-	waitFor(t, "a leads", a.IsLeader)
-
-	// A raw stranger gets its connection closed after the handshake fails.
-	c, err := net.DialTimeout("tcp", a.RaftAddr(), time.Second)
-	if err != nil {
-		t.Fatal(err)
+func TestOpenRefusesTCPWithoutKey(t *testing.T) {
+	if _, err := Open(Config{DataDir: t.TempDir(), RaftAddr: freeAddr(t)}); err == nil {
+		t.Fatal("a TCP transport without a cluster key must be refused")
 	}
-	defer c.Close()
-	if err := handshake(c, []byte("wrong-key"), true); !errors.Is(err, ErrRaftAuth) {
-		t.Fatalf("handshake with wrong key = %v, want ErrRaftAuth", err)
-	}
-
-	// A node with the wrong key added to the configuration never catches up:
-	// the leader cannot replicate to it, and it never applies a write.
-	s := openClusterNode(t, "stranger", []byte("wrong-key"), false)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	_ = a.Join(ctx, "stranger", s.RaftAddr(), false) // nonvoter: keeps a's quorum
-	if _, err := a.Apply(context.Background(), CmdSetSystemMode, SetSystemMode{Mode: ModePaused, RequestedBy: "t", Reason: "r"}); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(500 * time.Millisecond)
-	var mode string
-	s.Read(func(st *State) { mode = string(st.System.Mode) })
-	if mode == string(ModePaused) {
-		t.Fatal("a node without the cluster key received replicated state")
-	}
-	if got := s.raft.LastIndex(); got != 0 {
-		t.Fatalf("stranger's log has %d entries, want 0", got)
-	}
-
 }

@@ -34,15 +34,5 @@ func runServe(ctx context.Context, args []string) error {
 		srv.Close()
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	if cfg.Join != "" {
-		// HA: ask the leader to add us once our raft transport listens.
-		go func() {
-			if err := srv.JoinCluster(ctx, cfg.Join); err != nil {
-				log.Error("cluster join failed", "via", cfg.Join, "error", err)
-				return
-			}
-			log.Info("joined the cluster", "via", cfg.Join)
-		}()
-	}
 	return srv.Serve(ctx, ln)
 }

@@ -6,8 +6,10 @@ import (
 	"os"
 
 	"github.com/svcd/svcd/shared/logging"
+	"github.com/svcd/svcd/workers/agentd"
 	"github.com/svcd/svcd/workers/hostops"
 	"github.com/svcd/svcd/workers/relay"
+	"github.com/svcd/svcd/workers/scheduler"
 )
 
 // runWorker is the hidden `svcd worker NAME` entry: the supervisor's worker
@@ -33,6 +35,18 @@ func runWorker(ctx context.Context, args []string) error {
 			level = "info"
 		}
 		return relay.Serve(logging.New("relay", level, true))
+	case scheduler.Name:
+		level := os.Getenv("SVCD_WORKER_LOG_LEVEL")
+		if level == "" {
+			level = "info"
+		}
+		return scheduler.Serve(logging.New("scheduler", level, true))
+	case agentd.Name:
+		level := os.Getenv("SVCD_WORKER_LOG_LEVEL")
+		if level == "" {
+			level = "info"
+		}
+		return agentd.ServeWorker(logging.New("agentd", level, true))
 	case hostops.ShimName:
 		// Not a plugin: the resource-limit shim in front of an exec child.
 		return hostops.RunShim(args[1:])

@@ -1,127 +1,182 @@
-// Package cluster serves the /v1/cluster routes: the member list, join and
-// remove, over the raft node's membership API. The supervisor root only wires
-// these handlers into its route table (behind its auth and guard middleware).
+// Package cluster is the supervisor's side of leader/standby HA: it records
+// which node leads (with its API address) when leadership changes, joins a
+// new node to an existing cluster through a member's API, and forwards
+// stateful calls from a standby to the leader. Consensus itself is
+// hashicorp/raft's (raftstore); nothing here decides who leads.
 package cluster
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
-	"net"
+	"fmt"
+	"io"
 	"net/http"
-	"regexp"
-	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/svcd/svcd/raftstore"
-	"github.com/svcd/svcd/shared/api"
 )
 
-// Membership is what the handlers need from the raft node.
-type Membership interface {
-	Members() ([]raftstore.Member, error)
-	Role() raftstore.RoleInfo
-	Join(ctx context.Context, id, addr string, voter bool) error
-	Remove(ctx context.Context, id string) error
+// Headers of forwarded calls.
+const (
+	// ServedByHeader names the node that produced an answer.
+	ServedByHeader = "X-Svcd-Served-By"
+	// ForwardedByHeader marks a call a standby forwarded; the leader never
+	// forwards it again (no second hop, no loops).
+	ForwardedByHeader = "X-Svcd-Forwarded-By"
+)
+
+// Options build a Cluster.
+type Options struct {
+	Node         *raftstore.Node
+	NodeID       string
+	APIAdvertise string // host:port other nodes reach this node's API at
+	Kind         string // raftstore.KindNode or KindWitness
+	Version      string
+	Token        string // sent when joining through a member's API
+	Log          hclog.Logger
 }
 
-// Decoder reads a JSON body with the server's limits (api.DecodeJSON).
-type Decoder func(r *http.Request, dst any) error
-
-// Handlers answers the cluster routes.
-type Handlers struct {
-	Node   Membership
-	Decode Decoder
+// Cluster is one node's view and duties.
+type Cluster struct {
+	opts   Options
+	client *http.Client
 }
 
-// View is the body of GET /v1/cluster.
-type View struct {
-	Self       string             `json:"self"`
-	Role       string             `json:"role"`
-	LeaderID   string             `json:"leader_id"`
-	LeaderAddr string             `json:"leader_addr"`
-	Term       uint64             `json:"term"`
-	AppliedIdx uint64             `json:"applied_index"`
-	Members    []raftstore.Member `json:"members"`
+// New returns the cluster side of a node.
+func New(o Options) *Cluster {
+	if o.Kind == "" {
+		o.Kind = raftstore.KindNode
+	}
+	return &Cluster{opts: o, client: &http.Client{Timeout: 15 * time.Second}}
+}
+
+// Self is this node's member record.
+func (c *Cluster) Self() raftstore.ClusterMember {
+	return raftstore.ClusterMember{NodeID: c.opts.NodeID, APIAddr: c.opts.APIAdvertise, RaftAddr: c.opts.Node.RaftAddr(), Kind: c.opts.Kind, Version: c.opts.Version}
+}
+
+// Watch follows leadership until ctx ends. On becoming leader it records
+// itself as leader (with its API address, so standbys can forward) and
+// refreshes its member record; onChange runs on every change (leader-only
+// work starts and stops there).
+func (c *Cluster) Watch(ctx context.Context, onChange func(leader bool)) {
+	ch := c.opts.Node.LeaderChanges()
+	announce := func() {
+		for attempt := 0; attempt < 20 && ctx.Err() == nil; attempt++ {
+			actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			_, err := c.opts.Node.Apply(actx, raftstore.CmdClusterLeader, raftstore.ClusterLeader{NodeID: c.opts.NodeID, APIAddr: c.opts.APIAdvertise, Term: c.opts.Node.Term()})
+			if err == nil {
+				_, err = c.opts.Node.Apply(actx, raftstore.CmdClusterMember, c.Self())
+			}
+			cancel()
+			if err == nil || errors.Is(err, raftstore.ErrNotLeader) {
+				return
+			}
+			c.opts.Log.Warn("could not record leadership", "error", err)
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	if c.opts.Node.IsLeader() {
+		announce()
+		if onChange != nil {
+			onChange(true)
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case leader := <-ch:
+			c.opts.Log.Info("leadership changed", "leader", leader, "node_id", c.opts.NodeID)
+			if leader {
+				announce()
+			}
+			if onChange != nil {
+				onChange(leader)
+			}
+		}
+	}
+}
+
+// LeaderAPI is the current leader's id and API address, when this node
+// knows both (the FSM's leader record must name raft's current leader).
+func (c *Cluster) LeaderAPI() (id, apiAddr string, ok bool) {
+	raftLeader, _ := c.opts.Node.Leader()
+	if raftLeader == "" {
+		return "", "", false
+	}
+	var rec raftstore.ClusterLeader
+	members := map[string]string{}
+	c.opts.Node.Read(func(s *raftstore.State) {
+		rec = s.Cluster.Leader
+		for id, m := range s.Cluster.Members {
+			members[id] = m.APIAddr
+		}
+	})
+	if rec.NodeID == raftLeader && rec.APIAddr != "" {
+		return raftLeader, rec.APIAddr, true
+	}
+	if a := members[raftLeader]; a != "" {
+		return raftLeader, a, true
+	}
+	return raftLeader, "", false
 }
 
 // JoinRequest is the body of POST /v1/cluster/join.
 type JoinRequest struct {
-	ID       string `json:"id"`
+	NodeID   string `json:"node_id"`
 	RaftAddr string `json:"raft_addr"`
-	// Voter defaults to true; a non-voter replicates but never counts.
-	Voter *bool `json:"voter"`
+	APIAddr  string `json:"api_addr"`
+	Kind     string `json:"kind"`
+	Version  string `json:"version"`
 }
 
-// RemoveRequest is the body of POST /v1/cluster/remove.
-type RemoveRequest struct {
-	ID string `json:"id"`
+// Join asks the members at addrs (API host:port) to add this node, trying
+// each in turn until one succeeds or ctx ends. A standby that gets the call
+// forwards it to the leader.
+func (c *Cluster) Join(ctx context.Context, addrs []string) error {
+	me := c.Self()
+	body, _ := json.Marshal(JoinRequest{NodeID: me.NodeID, RaftAddr: me.RaftAddr, APIAddr: me.APIAddr, Kind: me.Kind, Version: me.Version})
+	wait := 100 * time.Millisecond
+	var last error
+	for {
+		for _, a := range addrs {
+			err := c.joinOnce(ctx, a, body)
+			if err == nil {
+				c.opts.Log.Info("joined the cluster", "through", a, "node_id", me.NodeID)
+				return nil
+			}
+			last = err
+			c.opts.Log.Warn("join attempt failed; retrying", "through", a, "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("could not join through %v: %w (last error: %v)", addrs, ctx.Err(), last)
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, 2*time.Second)
+	}
 }
 
-var nodeIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
-// List answers the cluster as this node sees it.
-func (h Handlers) List(w http.ResponseWriter, r *http.Request) error {
-	ms, err := h.Node.Members()
+func (c *Cluster) joinOnce(ctx context.Context, addr string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/v1/cluster/join", bytes.NewReader(body))
 	if err != nil {
-		return api.Unavailable("raft_unavailable", "read raft configuration: %v", err)
-	}
-	role := h.Node.Role()
-	api.WriteOK(w, View{Self: role.NodeID, Role: role.Role, LeaderID: role.LeaderID, LeaderAddr: role.LeaderAddr,
-		Term: role.Term, AppliedIdx: role.AppliedIdx, Members: ms})
-	return nil
-}
-
-// Join adds a member; retrying the same join is a no-op.
-func (h Handlers) Join(w http.ResponseWriter, r *http.Request) error {
-	var req JoinRequest
-	if err := h.Decode(r, &req); err != nil {
 		return err
 	}
-	if err := ValidateJoin(req); err != nil {
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+c.opts.Token)
+	resp, err := c.client.Do(req)
+	if err != nil {
 		return err
 	}
-	voter := req.Voter == nil || *req.Voter
-	if err := h.Node.Join(r.Context(), req.ID, req.RaftAddr, voter); err != nil {
-		return h.mapErr(err)
-	}
-	return h.List(w, r)
-}
-
-// Remove takes a member out of the cluster.
-func (h Handlers) Remove(w http.ResponseWriter, r *http.Request) error {
-	var req RemoveRequest
-	if err := h.Decode(r, &req); err != nil {
-		return err
-	}
-	if !nodeIDPattern.MatchString(req.ID) {
-		return api.Unprocessable("invalid_id", "field \"id\" must be a node id (letters, digits, . _ -, at most 64)")
-	}
-	if err := h.Node.Remove(r.Context(), req.ID); err != nil {
-		return h.mapErr(err)
-	}
-	return h.List(w, r)
-}
-
-// ValidateJoin checks a join request without touching raft.
-func ValidateJoin(req JoinRequest) error {
-	if !nodeIDPattern.MatchString(req.ID) {
-		return api.Unprocessable("invalid_id", "field \"id\" must be a node id (letters, digits, . _ -, at most 64)")
-	}
-	host, port, err := net.SplitHostPort(req.RaftAddr)
-	if err != nil || host == "" || port == "" || port == "0" || strings.ContainsAny(host, " /") {
-		return api.Unprocessable("invalid_raft_addr", "field \"raft_addr\" must be host:port of the joining node's raft transport")
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered %s: %s", addr, resp.Status, bytes.TrimSpace(b))
 	}
 	return nil
-}
-
-func (h Handlers) mapErr(err error) error {
-	switch {
-	case errors.Is(err, raftstore.ErrNotLeader):
-		role := h.Node.Role()
-		return api.Unavailable("not_leader", "membership changes run on the leader %q at %q", role.LeaderID, role.LeaderAddr).
-			WithDetails(map[string]any{"leader_id": role.LeaderID, "leader_addr": role.LeaderAddr})
-	case errors.Is(err, raftstore.ErrUnknownMember):
-		return api.NotFound("unknown_member", "%v", err)
-	default:
-		return api.Unavailable("raft_unavailable", "%v", err)
-	}
 }
