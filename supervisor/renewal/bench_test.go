@@ -71,8 +71,10 @@ func BenchmarkScheduler(b *testing.B) {
 
 type nodeWriter struct{ n *raftstore.Node }
 
-func (w nodeWriter) Apply(ctx context.Context, typ string, p any) (any, error) { return w.n.Apply(ctx, typ, p) }
-func (w nodeWriter) Read(fn func(*raftstore.State))                          { w.n.Read(fn) }
+func (w nodeWriter) Apply(ctx context.Context, typ string, p any) (any, error) {
+	return w.n.Apply(ctx, typ, p)
+}
+func (w nodeWriter) Read(fn func(*raftstore.State)) { w.n.Read(fn) }
 
 func benchNode(b *testing.B) *raftstore.Node {
 	n, err := raftstore.Open(raftstore.Config{DataDir: b.TempDir(), Bootstrap: true})
