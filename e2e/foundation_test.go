@@ -316,26 +316,7 @@ func TestStatusWrapper(t *testing.T) {
 	d := harness.Start(t, harness.Options{})
 	d.Do("POST", "/v1/system/pause", map[string]string{"requested_by": "wrapper-test", "reason": "look at me"})
 
-	addr := harness.FreePort(t)
-	cmd := exec.Command(harness.Binary(t), "status-wrapper", "-status-listen", addr, "-daemon-url", d.URL)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	base := "http://" + addr
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("status wrapper did not start")
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	base := startStatusWrapper(t, d.URL)
 
 	if r := harness.Do(t, "GET", base+"/healthz", nil); r.Status != 200 || string(r.Body) != "ok" {
 		t.Fatalf("wrapper /healthz = %d %q", r.Status, r.Body)
@@ -415,6 +396,7 @@ func TestSIGTERMFinishesRequestsInFlight(t *testing.T) {
 	go func() {
 		req, _ := http.NewRequest("POST", d.URL+"/v1/exec", strings.NewReader(`{"command":"sleep 1; echo finished"}`))
 		req.Header.Set("Authorization", "Bearer "+d.Token)
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			done <- result{0, err.Error()}
@@ -434,5 +416,32 @@ func TestSIGTERMFinishesRequestsInFlight(t *testing.T) {
 	}
 	if err := <-exited; err != nil {
 		t.Fatalf("exit after SIGTERM: %v\n%s", err, d.Logs())
+	}
+}
+
+// startStatusWrapper runs `svcd status-wrapper` reading daemonURL on a free
+// port, waits until it answers and returns its base URL. It is killed when
+// the test ends.
+func startStatusWrapper(t *testing.T, daemonURL string) string {
+	t.Helper()
+	addr := harness.FreePort(t)
+	cmd := exec.Command(harness.Binary(t), "status-wrapper", "-status-listen", addr, "-daemon-url", daemonURL)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	base := "http://" + addr
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			return base
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("status wrapper did not start")
+		}
+		time.Sleep(25 * time.Millisecond)
 	}
 }

@@ -206,6 +206,7 @@ func TestNothingOutlivesSupervisorSIGKILL(t *testing.T) {
 		// The answer never comes: the daemon is killed under it.
 		req, _ := http.NewRequest("POST", d.URL+"/v1/exec", stringsReader(fmt.Sprintf(`{"command":"sleep 300 & echo $! > %s; echo $$ >> %s; sleep 300"}`, pidFile, pidFile)))
 		req.Header.Set("Authorization", "Bearer "+d.Token)
+		req.Header.Set("Content-Type", "application/json")
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()
 		}

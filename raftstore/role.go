@@ -61,3 +61,8 @@ func (n *Node) Leader() (id, addr string) {
 	a, i := n.raft.LeaderWithID()
 	return string(i), string(a)
 }
+
+// AppliedIndex is the raft index of the last entry applied to this node's
+// FSM: a write acknowledged by Apply is visible to reads once a node's
+// AppliedIndex has reached the index reported with that write.
+func (n *Node) AppliedIndex() uint64 { return n.raft.AppliedIndex() }

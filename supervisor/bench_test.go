@@ -38,6 +38,9 @@ func benchRequests(b *testing.B, client *http.Client, method, url, body string) 
 			rd = strings.NewReader(body)
 		}
 		req, _ := http.NewRequest(method, url, rd)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
 		resp, err := client.Do(req)
 		if err != nil {
 			b.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/svcd/svcd/shared/bridgeproto"
 	"github.com/svcd/svcd/shared/systemstate"
 	"github.com/svcd/svcd/supervisor/bridge"
+	"github.com/svcd/svcd/supervisor/relayadmit"
 	"github.com/svcd/svcd/supervisor/workermgr"
 	"github.com/svcd/svcd/workers/relay"
 )
@@ -20,6 +21,7 @@ import (
 type browserSide struct {
 	hub     *bridge.Hub
 	relay   relay.Relay
+	admit   *relayadmit.Admitter // performance (issue 15): leases and batched outcomes
 	flusher *relay.Flusher
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -41,6 +43,7 @@ func (s *Server) startBrowser(ctx context.Context) error {
 		AllowedPeers:      peers,
 		KeepaliveInterval: ms(s.cfg.BrowserKeepaliveMs),
 		MaxMessageBytes:   s.cfg.BrowserMaxMessageBytes,
+		MaxUnpaired:       int(s.cfg.BrowserMaxUnpaired),
 		ActionTimeout:     ms(s.cfg.BrowserActionTimeoutMs),
 		RequestTimeout:    ms(s.cfg.BrowserRequestTimeoutMs),
 		StaleAfter:        ms(s.cfg.BrowserStaleAfterMs),
@@ -61,11 +64,16 @@ func (s *Server) startBrowser(ctx context.Context) error {
 	}
 	cancel()
 
+	b.admit = s.relayAdmitter(rl, b.flusher)
+
 	fctx, fcancel := context.WithCancel(context.Background())
 	b.cancel = fcancel
 	go func() {
 		defer close(b.done)
+		admitDone := make(chan struct{})
+		go func() { defer close(admitDone); b.admit.Run(fctx) }()
 		b.flusher.Run(fctx)
+		<-admitDone
 	}()
 	hub.Start()
 	s.browser = b
@@ -91,7 +99,7 @@ func (s *Server) relayPolicy() relay.Policy {
 // relayBackend is the engine the supervisor talks to: the relay worker when
 // the process runs workers, otherwise (tests, relay_in_process) an engine in
 // this process.
-func (s *Server) relayBackend(p relay.Policy) relay.Relay {
+func (s *Server) relayBackend(p relay.Policy) relayadmit.Backend {
 	if s.workers == nil || s.cfg.RelayInProcess {
 		return relay.NewEngine(p)
 	}
@@ -156,6 +164,19 @@ func (m *managedRelay) Admit(ctx context.Context, target string) (d relay.Decisi
 func (m *managedRelay) Report(ctx context.Context, o relay.Outcome) (changed bool, err error) {
 	err = m.call(ctx, func(r relay.Relay) error { changed, err = r.Report(ctx, o); return err })
 	return changed, err
+}
+
+// Lease implements relay.Leaser over the worker (see relayadmit).
+func (m *managedRelay) Lease(ctx context.Context, r relay.LeaseRequest) (reply relay.LeaseReply, err error) {
+	err = m.call(ctx, func(rl relay.Relay) error {
+		l, ok := rl.(relay.Leaser)
+		if !ok {
+			return fmt.Errorf("the relay worker's client cannot lease")
+		}
+		reply, err = l.Lease(ctx, r)
+		return err
+	})
+	return reply, err
 }
 
 func (m *managedRelay) Status(ctx context.Context) (st relay.Status, err error) {
@@ -242,8 +263,21 @@ func (h bridgeHost) SetMode(ctx context.Context, mode, by, reason string) (syste
 	return h.s.SystemState(), nil
 }
 
-// AutomationConversations is empty until the renewal area exists; the hub
-// already carries the field so plugin overlays can rely on it.
+// AutomationConversations is every linked conversation's automation view,
+// for state_snapshot.browser.automation_conversations (plugin overlays).
 func (h bridgeHost) AutomationConversations() []bridgeproto.AutomationConversation {
-	return []bridgeproto.AutomationConversation{}
+	out := []bridgeproto.AutomationConversation{}
+	if h.s.convs == nil {
+		return out
+	}
+	for _, c := range h.s.convs.List() {
+		if c.RemoteID == "" {
+			continue // never linked to a plugin conversation
+		}
+		out = append(out, bridgeproto.AutomationConversation{
+			LocalConversationID: c.LocalID, RemoteConversationID: c.RemoteID, Platform: c.Platform,
+			AutomationStatus: c.AutomationStatus, PauseReason: c.PauseReason,
+		})
+	}
+	return out
 }

@@ -92,8 +92,22 @@ func actionOptions(action string, body map[string]json.RawMessage) (map[string]a
 	for k, v := range body {
 		switch k {
 		case "action", "platform", "clientId", "client_id", "options":
-		default:
-			flat[k] = v
+			continue
+		}
+		// Other top-level names are options for the plugin, but a near miss of
+		// a field the daemon reads (Platform, clientid, client) is a typo that
+		// would otherwise be passed on silently.
+		switch strings.ToLower(strings.ReplaceAll(k, "_", "")) {
+		case "action", "platform", "clientid", "client", "options":
+			return nil, api.Unprocessable("unknown_field", "unknown field %q; did you mean action, platform, clientId or options? (names are case-sensitive)", clip(k))
+		}
+		flat[k] = v
+	}
+	if action == "ws_reconnect" {
+		for k := range flat {
+			if _, alias := wsAliasNames[k]; !alias {
+				return nil, api.Unprocessable("unknown_field", "unknown ws_reconnect option %q; it takes disconnectMs, repeatCount and repeatIntervalMs (or their documented aliases)", clip(k))
+			}
 		}
 	}
 	out := map[string]any{}

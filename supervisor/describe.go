@@ -62,10 +62,27 @@ var recommendedOrder = []string{
 }
 
 var conventions = map[string]any{
-	"success":  `{"ok":true,"data":…}`,
-	"error":    `{"ok":false,"error":{"code":"…","message":"…"}}`,
-	"statuses": map[string]string{"400": "malformed JSON", "401": "missing or wrong bearer token", "403": "Host header not allowed", "404": "unknown route or resource", "405": "wrong method", "409": "conflict (unknown clientId, no captured credentials)", "413": "body over the cap", "422": "failed validation", "429": "relay rate limit, backoff or open breaker (retry_after_ms in error.details)", "500": "internal error (recovered; the listener stays up)", "502": "the browser relay failed upstream", "503": "dependency not available (no browser client, not leader, worker down)", "504": "the plugin did not answer in time"},
-	"time":     "RFC 3339 UTC",
+	"success": `{"ok":true,"data":…}`,
+	"error":   `{"ok":false,"error":{"code":"…","message":"…"}}`,
+	"statuses": map[string]string{
+		"400": "malformed JSON; two Authorization headers (duplicate_authorization)",
+		"401": "missing or wrong bearer token",
+		"403": "Host header not allowed (host_not_allowed); a write from a browser origin that is neither this daemon's nor in allowed_origins (origin_not_allowed); Sec-Fetch-Site cross-site or same-site (cross_site_request)",
+		"404": "unknown route or resource", "405": "wrong method",
+		"409": "conflict (unknown clientId, no captured credentials)",
+		"413": "body over the cap",
+		"415": "a write with a body that is not Content-Type: application/json (unsupported_media_type)",
+		"422": "failed validation; unknown_field names a body field the route does not take",
+		"429": "relay rate limit, backoff or open breaker; exec_busy past exec_max_concurrent (retry_after_ms in error.details, Retry-After header)",
+		"500": "internal error (recovered; the listener stays up)",
+		"502": "the browser relay failed upstream",
+		"503": "dependency not available (no browser client, not leader, worker down, too_many_unpaired browser connections)",
+		"504": "the plugin did not answer in time",
+	},
+	"request_bodies": "JSON objects sent with Content-Type: application/json (charset allowed). Field names are exact and case-sensitive; a field the route does not take is a 422 unknown_field naming it (a typo such as timeout_ms for timeoutMs never passes silently). An empty body counts as {}.",
+	"writes":         "Every method but GET, HEAD and OPTIONS is a write and passes one guard before any route: a present Origin must be this daemon's own or in allowed_origins, Sec-Fetch-Site must not be cross-site or same-site, and a body must be application/json. CORS preflights get allow headers only for allowed_origins.",
+	"state_index":    "Every JSON answer carries X-Svcd-State-Index: the raft index applied on the answering node when it answered. After a write it covers the write, so a later read whose index is at least as high includes it.",
+	"time":           "RFC 3339 UTC",
 }
 
 func (s *Server) handleDescribeIndex(w http.ResponseWriter, r *http.Request) error {
@@ -91,6 +108,7 @@ func (s *Server) handleDescribeScope(scope string) HandlerFn {
 			"recommended_order": recommendedOrder,
 			"routes":            s.docs(func(rt Route) bool { return rt.Scope == scope }),
 			"conventions":       conventions,
+			"instructions":      instructionsDescribe(),
 		}
 		if scope == ScopeControl {
 			doc["description"] = "System control (automation mode), plugin management, status views and host operations."

@@ -104,49 +104,15 @@ func (s *Server) withAccessLog(next http.Handler) http.Handler {
 	})
 }
 
-// withHostGuard refuses requests whose Host header is not in the allow-list,
-// which defeats DNS rebinding: a page on evil.example resolving to 127.0.0.1
-// still sends Host: evil.example.
-func (s *Server) withHostGuard(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.hostAllowed(r.Host) {
-			api.WriteError(w, api.NewError(http.StatusForbidden, "host_not_allowed",
-				"Host %q is not allowed; add it to allowed_hosts if this daemon is meant to answer it", r.Host))
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func (s *Server) hostAllowed(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.ToLower(strings.Trim(host, "[]"))
-	_, ok := s.allowedHosts[host]
-	return ok
-}
-
-// allowedHostSet is loopback names, the listener's own host and the
-// configured extras.
-func allowedHostSet(listen string, extra []string) map[string]struct{} {
-	set := map[string]struct{}{"localhost": {}, "127.0.0.1": {}, "::1": {}}
-	if h, _, err := net.SplitHostPort(listen); err == nil && h != "" && h != "0.0.0.0" && h != "::" {
-		set[strings.ToLower(h)] = struct{}{}
-	}
-	for _, h := range extra {
-		if hh, _, err := net.SplitHostPort(h); err == nil {
-			h = hh
-		}
-		set[strings.ToLower(strings.Trim(h, "[]"))] = struct{}{}
-	}
-	return set
-}
-
 // requireToken checks Authorization: Bearer <token> in constant time before
 // the route's handler (and so before its body) is touched.
 func (s *Server) requireToken(r *http.Request) error {
+	values := r.Header.Values("Authorization")
+	if len(values) > 1 {
+		// First-wins would let a proxy's header and a caller's disagree about
+		// who is asking; refuse rather than pick one.
+		return api.BadRequest("duplicate_authorization", "more than one Authorization header; send exactly one")
+	}
 	auth := r.Header.Get("Authorization")
 	const prefix = "Bearer "
 	if auth == "" {

@@ -32,7 +32,7 @@ func (s *Server) discoveryRoutes() []Route {
 		d(http.MethodGet, "/v1/capabilities", "capabilities", KindRead, "Enabled capabilities split into read, write and diagnostic endpoints, plus cautions.", s.handleCapabilities),
 		healthz,
 		readyz,
-		d(http.MethodGet, "/rolez", "rolez", KindDiagnostic, "This node's leader/standby view from raft.", func(w http.ResponseWriter, r *http.Request) error { api.WriteOK(w, s.node.Role()); return nil }),
+		d(http.MethodGet, "/rolez", "rolez", KindDiagnostic, "This node's leader/standby view from raft.", func(w http.ResponseWriter, r *http.Request) error { api.WriteOK(w, s.roleView()); return nil }),
 		d(http.MethodGet, "/v1/runtime", "runtime", KindDiagnostic, "Runtime snapshot: process, memory, goroutines, config summary, raft.", s.handleRuntime),
 		metrics,
 	}
@@ -45,8 +45,9 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
-	role := s.node.Role()
-	body := map[string]any{"ready": role.Role == raftstore.RoleLeader, "role": role.Role, "leader_id": role.LeaderID, "leader_addr": role.LeaderAddr}
+	v := s.roleView()
+	role := v.RoleInfo
+	body := map[string]any{"ready": role.Role == raftstore.RoleLeader, "role": role.Role, "leader_id": role.LeaderID, "leader_addr": role.LeaderAddr, "leader_api": v.LeaderAPI, "term": role.Term}
 	if role.Role == raftstore.RoleLeader || r.URL.Query().Get("standbyok") == "true" {
 		body["ready"] = true
 		api.WriteOK(w, body)
@@ -88,34 +89,47 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) handleRuntime(w http.ResponseWriter, r *http.Request) error {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	wd, _ := os.Getwd()
-	api.WriteOK(w, map[string]any{
-		"pid":         os.Getpid(),
-		"started_at":  s.started,
-		"uptime_ms":   time.Since(s.started).Milliseconds(),
-		"go_version":  runtime.Version(),
-		"goroutines":  runtime.NumGoroutine(),
-		"memory":      map[string]uint64{"heap_alloc_bytes": ms.HeapAlloc, "sys_bytes": ms.Sys, "gc_cycles": uint64(ms.NumGC)},
-		"working_dir": wd,
-		"config": map[string]any{
-			"listen":         s.cfg.Listen,
-			"data_dir":       s.cfg.DataDir,
-			"node_id":        s.cfg.NodeID,
-			"raft_addr":      s.cfg.RaftAddr,
-			"config_file":    s.cfg.ConfigFile,
-			"max_body_bytes": s.cfg.MaxBodyBytes,
-			"token_source":   s.tokenSource(),
-		},
-		"raft":    s.node.Role(),
-		"workers": s.workerList(),
-	})
+	cfg := map[string]any{
+		"listen":         s.cfg.Listen,
+		"node_id":        s.cfg.NodeID,
+		"raft_addr":      s.cfg.RaftAddr,
+		"max_body_bytes": s.cfg.MaxBodyBytes,
+		"token_source":   s.tokenSource(false),
+	}
+	out := map[string]any{
+		"pid":        os.Getpid(),
+		"started_at": s.started,
+		"uptime_ms":  time.Since(s.started).Milliseconds(),
+		"go_version": runtime.Version(),
+		"goroutines": runtime.NumGoroutine(),
+		"memory":     map[string]uint64{"heap_alloc_bytes": ms.HeapAlloc, "sys_bytes": ms.Sys, "gc_cycles": uint64(ms.NumGC)},
+		"config":     cfg,
+		"raft":       s.node.Role(),
+		"workers":    s.workerList(),
+		// Paths (the token file's, the data dir, the working directory) tell
+		// a local attacker where the secret is; only a tokened caller sees them.
+		"redacted": true,
+	}
+	if s.requireToken(r) == nil {
+		wd, _ := os.Getwd()
+		out["working_dir"] = wd
+		out["redacted"] = false
+		cfg["data_dir"] = s.cfg.DataDir
+		cfg["config_file"] = s.cfg.ConfigFile
+		cfg["token_source"] = s.tokenSource(true)
+	}
+	api.WriteOK(w, out)
 	return nil
 }
 
 // tokenSource says where the shared token came from, never what it is.
-func (s *Server) tokenSource() string {
-	if s.tokenFile != "" {
+// The file's path is shown only with withPath (a tokened caller).
+func (s *Server) tokenSource(withPath bool) string {
+	switch {
+	case s.tokenFile != "" && withPath:
 		return "file:" + s.tokenFile
+	case s.tokenFile != "":
+		return "file"
 	}
 	return "config"
 }

@@ -22,7 +22,7 @@ const DefaultExecTimeoutMs = 30000
 // before the body is read and before the worker is asked for anything.
 func (s *Server) hostopsRoutes() []Route {
 	h := func(path, name, kind, summary string, body []Field, fn HandlerFn) Route {
-		return Route{Method: http.MethodPost, Path: path, Name: name, Area: "hostops", Scope: ScopeControl, Kind: kind, Auth: true, Summary: summary, Body: body, Handle: fn}
+		return Route{Method: http.MethodPost, Path: path, Name: name, Area: "hostops", Scope: ScopeControl, Kind: kind, Auth: true, Local: true, Summary: summary, Body: body, Handle: fn}
 	}
 	write := h("/v1/files/write", "hostops.files.write", KindWrite,
 		"Write a file atomically (temporary file, fsync, rename; an existing file keeps its mode). Outcome in data.ok.",
@@ -116,9 +116,14 @@ func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) error {
 			return api.Unprocessable("invalid_timeout", "timeoutMs %d is over the maximum of %d (exec_timeout_max_ms)", timeout, s.cfg.ExecTimeoutMaxMs)
 		}
 	}
+	release, err := s.acquireExecSlot(w)
+	if err != nil {
+		return err
+	}
+	defer release()
 	call := hostops.ExecRequest{Command: *req.Command, Cwd: req.Cwd, Timeout: time.Duration(timeout) * time.Millisecond}
 	var res hostops.ExecResult
-	err := workermgr.Call(r.Context(), s.workers, hostops.Name, func(h hostops.HostOps, l *workermgr.Lease) error {
+	err = workermgr.Call(r.Context(), s.workers, hostops.Name, func(h hostops.HostOps, l *workermgr.Lease) error {
 		pgid := 0
 		var err error
 		res, err = h.Exec(r.Context(), call, func(pid int) { pgid = pid })
@@ -140,6 +145,24 @@ func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) error {
 		"signal", res.Signal, "timed_out", res.TimedOut, "duration_ms", res.FinishedAt.Sub(res.StartedAt).Milliseconds(), "error_code", res.ErrorCode)
 	api.WriteOK(w, hostopsOutcome{OK: res.OK, Result: toExecResult(res), Error: res.Error, Code: res.ErrorCode})
 	return nil
+}
+
+// acquireExecSlot takes one of exec_max_concurrent places or answers 429 at
+// once: queueing hundreds of commands behind each other only turns a burst
+// into seconds of latency for everybody, and the caller can retry.
+func (s *Server) acquireExecSlot(w http.ResponseWriter) (release func(), err error) {
+	if s.execSlots == nil {
+		return func() {}, nil
+	}
+	select {
+	case s.execSlots <- struct{}{}:
+		return func() { <-s.execSlots }, nil
+	default:
+		w.Header().Set("Retry-After", "1")
+		return nil, api.NewError(http.StatusTooManyRequests, "exec_busy",
+			"%d execs are already running (exec_max_concurrent); retry when one finishes", cap(s.execSlots)).
+			WithDetails(map[string]any{"limit": cap(s.execSlots), "retry_after_ms": 1000})
+	}
 }
 
 func toExecResult(res hostops.ExecResult) execResult {
@@ -366,6 +389,7 @@ func (s *Server) hostopsLimits() map[string]any {
 	return map[string]any{
 		"timeoutMs_default":      DefaultExecTimeoutMs,
 		"timeoutMs_max":          s.cfg.ExecTimeoutMaxMs,
+		"exec_max_concurrent":    s.cfg.ExecMaxConcurrent,
 		"exec_output_cap_bytes":  s.cfg.ExecOutputCap,
 		"files_read_cap_bytes":   s.cfg.FilesReadCap,
 		"files_write_cap_bytes":  s.cfg.FilesWriteCap,

@@ -17,25 +17,30 @@ import (
 
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/supervisor/cluster"
 	"github.com/svcd/svcd/supervisor/config"
+	"github.com/svcd/svcd/supervisor/guard"
+	"github.com/svcd/svcd/supervisor/renewal"
+	"github.com/svcd/svcd/supervisor/tasks"
 	"github.com/svcd/svcd/supervisor/workermgr"
 )
 
 // Server is one running supervisor.
 type Server struct {
-	cfg          config.Config
-	log          hclog.Logger
-	node         *raftstore.Node
-	token        string
-	tokenFile    string
-	allowedHosts map[string]struct{}
-	routes       []Route
-	router       *mux.Router
-	handler      http.Handler
-	metrics      *metrics
-	workers      *workermgr.Manager // worker processes (hostops …) over go-plugin
-	browser      *browserSide       // browser bridge hub and relay engine
-	started      time.Time
+	cfg       config.Config
+	log       hclog.Logger
+	node      *raftstore.Node
+	token     string
+	tokenFile string
+	guard     *guard.Policy // Host allow-list and the cross-site write guard, shared by every listener
+	routes    []Route
+	router    *mux.Router
+	handler   http.Handler
+	metrics   *metrics
+	workers   *workermgr.Manager // worker processes (hostops …) over go-plugin
+	browser   *browserSide       // browser bridge hub and relay engine
+	execSlots chan struct{}      // one per exec running; full means 429 exec_busy
+	started   time.Time
 	// closers stop the parts New started (workers, bridge hub …), in reverse
 	// order, before raft shuts down.
 	closers   []func() error
@@ -44,6 +49,16 @@ type Server struct {
 	// modeHooks run after every committed system mode change (the bridge
 	// pushes state_snapshot to every plugin).
 	modeHooks []func()
+	// cluster records leadership, joins and forwards standby writes;
+	// leaderHooks run on every leadership change.
+	cluster     *cluster.Cluster
+	leaderHooks []func(leader bool)
+	// convs are the renewal conversation records; tasks the task records.
+	convs *renewal.Store
+	tasks *tasks.Store
+	sched *renewal.Driver // ticks the scheduler worker while this node leads
+	// instr runs instruction blocks and live ingest (routes_instructions.go).
+	instr *instructionsSide
 }
 
 // New opens the raft node, resolves the shared token and builds the routes.
@@ -53,34 +68,50 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 		return nil, err
 	}
 	s := &Server{
-		cfg:          cfg,
-		log:          log,
-		allowedHosts: allowedHostSet(cfg.Listen, cfg.AllowedHosts),
-		started:      time.Now().UTC(),
+		cfg:     cfg,
+		log:     log,
+		guard:   guard.New(cfg.Listen, cfg.AllowedHosts, cfg.AllowedOrigins),
+		started: time.Now().UTC(),
+		// One place per exec allowed to run at once (exec_max_concurrent).
+		execSlots: make(chan struct{}, cfg.ExecMaxConcurrent),
 	}
-	token, tokenFile, err := resolveToken(cfg)
+	ti, err := resolveToken(cfg)
 	if err != nil {
 		return nil, err
 	}
-	s.token, s.tokenFile = token, tokenFile
-	if tokenFile != "" {
-		log.Info("shared token loaded from file (mode 0600); pass it as Authorization: Bearer for host operations", "path", tokenFile)
-	}
+	s.token, s.tokenFile = ti.token, ti.file
+	s.logToken(ti)
 
+	joining := len(cfg.Join) > 0
+	clusterKey := cfg.ClusterKey
+	if clusterKey == "" {
+		clusterKey = s.token
+	}
 	node, err := raftstore.Open(raftstore.Config{
-		NodeID:    cfg.NodeID,
-		DataDir:   cfg.DataDir,
-		RaftAddr:  cfg.RaftAddr,
-		Bootstrap: cfg.Bootstrap,
+		NodeID:        cfg.NodeID,
+		DataDir:       cfg.DataDir,
+		RaftAddr:      cfg.RaftAddr,
+		RaftAdvertise: cfg.RaftAdvertise,
+		ClusterKey:    []byte(clusterKey),
+		// A node told to join never forms a cluster of its own.
+		Bootstrap: cfg.Bootstrap && !joining,
+		Timings:   cfg.ClusterTimings(),
 		Logger:    log,
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.node = node
-	if cfg.Bootstrap {
-		// A bootstrapping single node becomes leader on its own; wait for it and
-		// for the log to be applied so the first read sees every acknowledged write.
+	if err := checkJoinState(node, cfg); err != nil {
+		node.Shutdown()
+		return nil, err
+	}
+	if cfg.Bootstrap && !joining && !node.HasPeers() {
+		// A lone bootstrapping node becomes leader on its own; wait for it and
+		// for the log to be applied so the first read sees every acknowledged
+		// write. A member of a larger cluster does not wait: it serves as a
+		// standby until a leader exists (a cold start of the whole cluster
+		// must not deadlock on the first node up).
 		wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
 		if err := node.WaitLeader(wctx); err != nil {
@@ -94,6 +125,11 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 			}
 		}
 	}
+	// Both write through s.apply (one path, API errors) like the bridge.
+	s.convs = renewal.New(bridgeHost{s})
+	s.tasks = tasks.New(bridgeHost{s}, cfg.NodeID)
+	s.setupRenewal()
+	s.startCluster()
 	// Workers start once raft is ready; their shutdown is a closer, so it
 	// runs before raft stops.
 	if err := s.startWorkers(ctx); err != nil {
@@ -104,10 +140,15 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 		s.Close()
 		return nil, fmt.Errorf("start browser bridge: %w", err)
 	}
+	s.browser.hub.OnConversation(s.onConversation)
+	s.onClose(func() error { s.sched.Stop(); return nil })
 	s.metrics = newMetrics(s)
 	s.routes = s.routeTable()
 	s.router = s.buildRouter()
-	s.handler = withRequestID(s.withRecovery(s.withAccessLog(s.withHostGuard(s.router))))
+	// The guards wrap the whole router, not single routes: a route added
+	// later cannot skip them. Host first (a rebinding page learns nothing),
+	// then the write guard (Origin, Sec-Fetch-Site, JSON bodies).
+	s.handler = withRequestID(s.withRecovery(s.withAccessLog(s.guard.Hosts(s.guard.Writes(s.router)))))
 	return s, nil
 }
 
@@ -195,6 +236,12 @@ func (s *Server) wrap(rt Route) http.Handler {
 				return
 			}
 		}
+		if s.forwards(rt) {
+			// A standby: the leader serves stateful calls (and says so).
+			s.cluster.Forward(w, r)
+			return
+		}
+		w.Header().Set(cluster.ServedByHeader, s.cfg.NodeID)
 		if !rt.NoLimit {
 			limit := s.cfg.MaxBodyBytes
 			if rt.MaxBody > 0 {
@@ -202,11 +249,27 @@ func (s *Server) wrap(rt Route) http.Handler {
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
+		if s.node != nil {
+			w = &indexWriter{ResponseWriter: w, index: s.node.AppliedIndex}
+		}
 		if err := rt.Handle(w, r); err != nil {
 			api.WriteError(w, err)
 		}
 	})
 	return s.metrics.instrument(rt.Method+" "+rt.Path, h)
+}
+
+// forwards reports whether this node hands rt's call to the leader: a
+// state-changing route that is not Local, on a node that is not the leader.
+func (s *Server) forwards(rt Route) bool {
+	if s.cluster == nil || rt.Local {
+		return false
+	}
+	switch rt.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	return !s.node.IsLeader()
 }
 
 // decode reads a JSON body under the configured cap.

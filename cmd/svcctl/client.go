@@ -4,40 +4,81 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/svcd/svcd/supervisor/config"
 )
 
 // client is svcctl's HTTP client for one daemon.
 type client struct {
-	base   string
-	token  string
-	getenv func(string) string
-	out    io.Writer
-	http   *http.Client
+	base       string
+	token      string
+	dataDir    string // where the daemon keeps its token file (flag)
+	configFile string // the daemon's HCL config (flag)
+	getenv     func(string) string
+	out        io.Writer
+	http       *http.Client
 }
 
 func newClient(base, token string, getenv func(string) string, out io.Writer) *client {
 	return &client{base: strings.TrimRight(base, "/"), token: token, getenv: getenv, out: out, http: &http.Client{}}
 }
 
-// bearer finds the shared token: -token, SVC_SHARED_TOKEN, or the token file
-// a default daemon writes to ./data/shared_token.
-func (c *client) bearer() string {
+// bearer finds the shared token the way the daemon does: -token, then
+// SVC_SHARED_TOKEN or shared_token in the config file (SVC_CONFIG or
+// -config), then the token file in the data dir (-data-dir, SVC_DATA_DIR,
+// data_dir in the config file, default ./data). When none is found the
+// error lists every place it looked.
+func (c *client) bearer() (string, error) {
 	if c.token != "" {
-		return c.token
+		return c.token, nil
 	}
-	if t := c.getenv("SVC_SHARED_TOKEN"); t != "" {
-		return t
+	tried := []string{"-token flag (not given)"}
+	var args []string
+	if c.configFile != "" {
+		args = append(args, "-config", c.configFile)
 	}
-	if b, err := os.ReadFile("data/shared_token"); err == nil {
-		return strings.TrimSpace(string(b))
+	if c.dataDir != "" {
+		args = append(args, "-data-dir", c.dataDir)
 	}
-	return ""
+	cfg, err := config.Load("svcctl", args, c.getenv)
+	if err != nil {
+		return "", fmt.Errorf("read the daemon configuration to find the token: %w", err)
+	}
+	if cfg.SharedToken != "" {
+		return cfg.SharedToken, nil
+	}
+	tried = append(tried, "SVC_SHARED_TOKEN (unset)")
+	if cfg.ConfigFile != "" {
+		tried = append(tried, "shared_token in "+cfg.ConfigFile+" (unset)")
+	} else {
+		tried = append(tried, "config file (none: set SVC_CONFIG or -config)")
+	}
+	path, err := cfg.TokenFile()
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(path)
+	if err == nil && strings.TrimSpace(string(b)) != "" {
+		return strings.TrimSpace(string(b)), nil
+	}
+	reason := "empty"
+	if err != nil {
+		reason = err.Error()
+		if errors.Is(err, fs.ErrNotExist) {
+			reason = "not found"
+		}
+	}
+	tried = append(tried, path+" ("+reason+")")
+	return "", fmt.Errorf("no shared token found; looked at: %s. Pass -token, set SVC_SHARED_TOKEN, or point -data-dir / SVC_DATA_DIR at the daemon's data dir",
+		strings.Join(tried, "; "))
 }
 
 // call sends one request and prints the JSON answer indented. A non-2xx
@@ -61,9 +102,11 @@ func (c *client) call(ctx context.Context, method, path string, body any, auth b
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if auth {
-		if t := c.bearer(); t != "" {
-			req.Header.Set("Authorization", "Bearer "+t)
+		t, err := c.bearer()
+		if err != nil {
+			return nil, err
 		}
+		req.Header.Set("Authorization", "Bearer "+t)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -25,12 +25,18 @@ type command struct {
 // own file and adds them here.
 func commands() map[string]command {
 	return map[string]command{
-		"status":  {usage: "status                       narrow status snapshot", run: runStatus},
-		"system":  {usage: "system state|pause|resume|drain [--reason R] [--by WHO]", run: runSystem},
-		"exec":    {usage: "exec [-cwd DIR] [-timeout-ms N] [--] COMMAND...   run a shell command on the daemon's host", run: runExec},
-		"files":   {usage: "files read|write [flags] PATH [CONTENT]   read or write a file on the daemon's host", run: runFiles},
-		"workers": {usage: "workers [restart NAME|all]   list worker processes, or rolling-restart one", run: runWorkers},
-		"browser": {usage: browserUsage, run: runBrowser},
+		"status":      {usage: "status                       narrow status snapshot", run: runStatus},
+		"system":      {usage: "system state|pause|resume|drain [--reason R] [--by WHO]", run: runSystem},
+		"exec":        {usage: "exec [-cwd DIR] [-timeout-ms N] [--] COMMAND...   run a shell command on the daemon's host", run: runExec},
+		"files":       {usage: "files read|write [flags] PATH [CONTENT]   read or write a file on the daemon's host", run: runFiles},
+		"workers":     {usage: "workers [restart NAME|all]   list worker processes, or rolling-restart one", run: runWorkers},
+		"cluster":     {usage: "cluster [ls] | cluster join ID RAFT API|- | cluster remove ID   members and roles; add or remove a node (token)", run: runCluster},
+		"browser":     {usage: browserUsage, run: runBrowser},
+		"instr":       {usage: instrUsage, run: runInstr},
+		"agent":       {usage: agentUsage, run: runAgent},
+		"renewal":     {usage: renewalUsage, run: runRenewal},
+		"tasks":       {usage: tasksUsage, run: runTasks},
+		"controllers": {usage: "controllers                  the daemon nodes with the active leader hint", run: runControllers},
 	}
 }
 
@@ -46,7 +52,9 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 		defAddr = "http://127.0.0.1:4317"
 	}
 	addr := fs.String("addr", defAddr, "daemon base URL (env SVC_ADDR)")
-	token := fs.String("token", "", "bearer token for host operations (default: env SVC_SHARED_TOKEN, then ./data/shared_token)")
+	token := fs.String("token", "", "bearer token for host operations (default: SVC_SHARED_TOKEN, the config file's shared_token, then <data dir>/shared_token)")
+	dataDir := fs.String("data-dir", "", "the daemon's data dir, where its token file is (default: SVC_DATA_DIR, the config file's data_dir, then ./data)")
+	configFile := fs.String("config", "", "the daemon's HCL config file (default: SVC_CONFIG)")
 	fs.Usage = func() { usage(stderr, fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -68,6 +76,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c := newClient(*addr, *token, getenv, stdout)
+	c.dataDir, c.configFile = *dataDir, *configFile
 	if err := cmd.run(ctx, c, fs.Args()[1:]); err != nil {
 		fmt.Fprintf(stderr, "svcctl %s: %v\n", name, err)
 		var ue usageError
@@ -85,7 +94,7 @@ type usageError string
 func (u usageError) Error() string { return string(u) }
 
 func usage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprintln(w, "usage: svcctl [-addr URL] [-token T] <command> [args]\n\ncommands:")
+	fmt.Fprintln(w, "usage: svcctl [-addr URL] [-token T | -data-dir DIR | -config FILE] <command> [args]\n\ncommands:")
 	var lines []string
 	for _, c := range commands() {
 		lines = append(lines, "  "+c.usage)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/svcd/svcd/shared/logging"
 	"github.com/svcd/svcd/supervisor/config"
+	"github.com/svcd/svcd/supervisor/guard"
 	"github.com/svcd/svcd/supervisor/statuswrapper"
 )
 
@@ -24,7 +25,7 @@ func runStatusWrapper(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.StatusListen, err)
 	}
-	srv := &http.Server{Handler: statuswrapper.New(cfg.StatusDaemon, log).Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: statuswrapper.New(cfg.StatusDaemon, guard.New(cfg.StatusListen, cfg.AllowedHosts, cfg.AllowedOrigins), log).Handler(), ReadHeaderTimeout: 10 * time.Second}
 	log.Info("status wrapper listening", "address", ln.Addr().String(), "daemon_url", cfg.StatusDaemon)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -15,11 +15,13 @@ const DefaultMaxBody int64 = 1 << 20
 
 // DecodeJSON reads one JSON object from r's body into dst.
 //
-// Unknown fields are allowed (callers send aliases and extras), but the body
-// must be a single JSON value. It maps failures onto the statuses DESIGN.md
-// fixes: 413 body_too_large, 400 malformed_json, 422 invalid_field for a field
-// of the wrong type. An empty body decodes as {} so optional-only routes work
-// with no body at all.
+// The body must be a single JSON value. It maps failures onto the statuses
+// DESIGN.md fixes: 413 body_too_large, 400 malformed_json, 422 invalid_field
+// for a field of the wrong type, 422 unknown_field for a name dst does not
+// have (matched exactly, case included: a typo such as timeout_ms for
+// timeoutMs must not pass silently). Routes that take free-form options
+// decode into a map, which knows every name. An empty body decodes as {} so
+// optional-only routes work with no body at all.
 func DecodeJSON(r *http.Request, dst any, maxBytes int64) error {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBody
@@ -43,8 +45,12 @@ func DecodeBytes(body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
 	}
+	if err := checkFieldNames(body, dst); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
+	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) {
@@ -53,6 +59,10 @@ func DecodeBytes(body []byte, dst any) error {
 				return BadRequest("malformed_json", "request body must be a JSON object, got %s", typeErr.Value)
 			}
 			return Unprocessable("invalid_field", "field %q must be %s, got %s", field, describeKind(typeErr.Type.Kind().String()), typeErr.Value)
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			// Only nested objects get here; the top level was checked above.
+			return Unprocessable("unknown_field", "unknown field %s in a nested object", name)
 		}
 		return BadRequest("malformed_json", "request body is not valid JSON: %v", err)
 	}

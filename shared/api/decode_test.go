@@ -24,7 +24,9 @@ func TestDecodeStatuses(t *testing.T) {
 		{`{"reason":"x","count":2}`, 0, 0, ""},
 		{``, 0, 0, ""},
 		{`   `, 0, 0, ""},
-		{`{"extra":"ignored"}`, 0, 0, ""},
+		{`{"extra":"refused"}`, 0, 422, "unknown_field"},
+		{`{"Count":2}`, 0, 422, "unknown_field"},
+		{`{"reason":"x","timeout_ms":5}`, 0, 422, "unknown_field"},
 		{`{"reason":`, 0, 400, "malformed_json"},
 		{`{} {}`, 0, 400, "malformed_json"},
 		{`[]`, 0, 400, "malformed_json"},
@@ -101,4 +103,21 @@ func FuzzDecodeBytes(f *testing.F) {
 			t.Fatalf("empty code or message: %+v", e)
 		}
 	})
+}
+
+func TestUnknownFieldNamesTheField(t *testing.T) {
+	var dst sample
+	err := DecodeBytes([]byte(`{"reason":"x","timeout_ms":5}`), &dst)
+	var e *Error
+	if !errors.As(err, &e) || !strings.Contains(e.Message, `"timeout_ms"`) || !strings.Contains(e.Message, "count, flag, reason") {
+		t.Fatalf("err = %v", err)
+	}
+	if dst.Reason != "" {
+		t.Fatal("a refused body must not be decoded into the destination")
+	}
+	// A map destination takes any name: free-form options stay possible.
+	var m map[string]any
+	if err := DecodeBytes([]byte(`{"anything":1}`), &m); err != nil {
+		t.Fatal(err)
+	}
 }

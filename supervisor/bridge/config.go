@@ -27,6 +27,7 @@ type Config struct {
 	MaxMessageBytes   int64
 	SendQueue         int // outbound messages buffered per connection
 	MaxClients        int // live connections (distinct clientIds) at once
+	MaxUnpaired       int // upgraded connections still waiting for their hello
 	MaxBadMessages    int // invalid messages tolerated before closing
 
 	ActionTimeout  time.Duration // wait for action_result
@@ -44,6 +45,7 @@ const (
 	DefaultSendQueue      = 256
 	DefaultMaxClients     = 128 // well below raftstore.MaxBrowserClients
 	DefaultMaxBad         = 10
+	DefaultMaxUnpaired    = 16 // a hello arrives within AuthTimeout, so more is an attack
 	DefaultActionTimeout  = 15 * time.Second
 	DefaultRequestTimeout = 120 * time.Second
 	DefaultStaleAfter     = 60 * time.Second
@@ -73,6 +75,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxClients <= 0 {
 		c.MaxClients = DefaultMaxClients
+	}
+	if c.MaxUnpaired <= 0 {
+		c.MaxUnpaired = DefaultMaxUnpaired
 	}
 	if c.MaxBadMessages <= 0 {
 		c.MaxBadMessages = DefaultMaxBad

@@ -40,6 +40,15 @@ type Hub struct {
 	conns   map[string]*Conn    // by clientId: the newest connection wins
 	pending map[string]*Pending // by requestId / actionId
 	latestA *RelayResult        // latest platform_a relay result (legacy current)
+	// finished remembers recently finished ids so late frames for them are
+	// dropped quietly (finished.go); late counts those frames.
+	finished *finishedIDs
+	late     lateFrames
+	// onConversation handles conversation_link and conversation_message.
+	onConversation ConversationHandler
+	// unpaired counts upgraded connections whose hello has not arrived; each
+	// holds a socket and a goroutine for up to AuthTimeout.
+	unpaired int
 
 	activity *activity
 
@@ -63,6 +72,7 @@ func New(cfg Config, host Host, log hclog.Logger) *Hub {
 		host:     host,
 		conns:    map[string]*Conn{},
 		pending:  map[string]*Pending{},
+		finished: newFinishedIDs(finishedMemory),
 		activity: newActivity(),
 		ctx:      ctx,
 		cancel:   cancel,
@@ -121,14 +131,22 @@ func (h *Hub) ServeWS(w http.ResponseWriter, r *http.Request) error {
 	if h.ctx.Err() != nil {
 		return api.Unavailable("shutting_down", "the daemon is shutting down")
 	}
+	if !h.claimUnpaired() {
+		w.Header().Set("Retry-After", "1")
+		h.log.Warn("browser bridge connection refused", "remote", r.RemoteAddr, "reason", "too_many_unpaired")
+		return api.Unavailable("too_many_unpaired", "%d browser connections are already waiting to pair (browser_max_unpaired); send hello promptly and retry", h.cfg.MaxUnpaired).
+			WithDetails(map[string]any{"limit": h.cfg.MaxUnpaired, "retry_after_ms": 1000})
+	}
 	ws, err := h.upgrader.Upgrade(w, r, nil)
 	if err != nil {
+		h.releaseUnpaired()
 		// Upgrade has written its own HTTP error.
 		h.log.Debug("websocket upgrade failed", "error", err)
 		return nil
 	}
 	h.mu.Lock()
 	if h.closing {
+		h.unpaired--
 		h.mu.Unlock()
 		_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "daemon shutting down"), time.Now().Add(time.Second))
 		_ = ws.Close()
@@ -142,6 +160,31 @@ func (h *Hub) ServeWS(w http.ResponseWriter, r *http.Request) error {
 		c.run()
 	}()
 	return nil
+}
+
+// claimUnpaired takes one of MaxUnpaired places for a connection that has
+// not said hello yet; releaseUnpaired gives it back once pairing is decided.
+func (h *Hub) claimUnpaired() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.unpaired >= h.cfg.MaxUnpaired {
+		return false
+	}
+	h.unpaired++
+	return true
+}
+
+func (h *Hub) releaseUnpaired() {
+	h.mu.Lock()
+	h.unpaired--
+	h.mu.Unlock()
+}
+
+// Unpaired is how many connections are waiting for their hello.
+func (h *Hub) Unpaired() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.unpaired
 }
 
 // roomFor reports whether clientID may pair now: it replaces its own live
@@ -167,7 +210,7 @@ func (h *Hub) register(c *Conn) bool {
 	h.conns[c.clientID] = c
 	h.mu.Unlock()
 	if old != nil {
-		old.close(4409, "replaced by a newer connection with the same clientId")
+		old.close(CloseReplaced, "replaced by a newer connection with the same clientId")
 	}
 	return true
 }

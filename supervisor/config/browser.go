@@ -53,15 +53,15 @@ func (c Config) validateBrowser() []error {
 		}
 	}
 	for _, o := range c.BrowserAllowedOrigins {
-		if !strings.Contains(o, "://") || o == "null" {
-			errs = append(errs, fmt.Errorf("browser_allowed_origins %q: want scheme://host", o))
+		if err := validOrigin(o); err != nil {
+			errs = append(errs, fmt.Errorf("browser_allowed_origins %w", err))
 		}
 	}
 	for name, v := range map[string]int64{
 		"browser_keepalive_ms": c.BrowserKeepaliveMs, "browser_stale_after_ms": c.BrowserStaleAfterMs,
 		"browser_lost_after_ms": c.BrowserLostAfterMs, "browser_sweep_interval_ms": c.BrowserSweepIntervalMs,
 		"browser_action_timeout_ms": c.BrowserActionTimeoutMs, "browser_request_timeout_ms": c.BrowserRequestTimeoutMs,
-		"browser_max_message_bytes": c.BrowserMaxMessageBytes, "relay_window_ms": c.RelayWindowMs, "relay_window_max": c.RelayWindowMax,
+		"browser_max_message_bytes": c.BrowserMaxMessageBytes, "browser_max_unpaired": c.BrowserMaxUnpaired, "relay_window_ms": c.RelayWindowMs, "relay_window_max": c.RelayWindowMax,
 		"relay_max_in_flight": c.RelayMaxInFlight, "relay_max_wait_ms": c.RelayMaxWaitMs, "relay_backoff_base_ms": c.RelayBackoffBaseMs,
 		"relay_backoff_max_ms": c.RelayBackoffMaxMs, "relay_breaker_failures": c.RelayBreakerFailures,
 		"relay_breaker_open_ms": c.RelayBreakerOpenMs, "relay_flush_interval_ms": c.RelayFlushIntervalMs,
@@ -93,6 +93,7 @@ func browserEnvVars() []envVar {
 		{"SVC_BROWSER_ACTION_TIMEOUT_MS", num(func(c *Config) *int64 { return &c.BrowserActionTimeoutMs })},
 		{"SVC_BROWSER_REQUEST_TIMEOUT_MS", num(func(c *Config) *int64 { return &c.BrowserRequestTimeoutMs })},
 		{"SVC_BROWSER_MAX_MESSAGE_BYTES", num(func(c *Config) *int64 { return &c.BrowserMaxMessageBytes })},
+		{"SVC_BROWSER_MAX_UNPAIRED", num(func(c *Config) *int64 { return &c.BrowserMaxUnpaired })},
 		{"SVC_RELAY_WINDOW_MS", num(func(c *Config) *int64 { return &c.RelayWindowMs })},
 		{"SVC_RELAY_WINDOW_MAX", num(func(c *Config) *int64 { return &c.RelayWindowMax })},
 		{"SVC_RELAY_MAX_IN_FLIGHT", num(func(c *Config) *int64 { return &c.RelayMaxInFlight })},
@@ -105,3 +106,7 @@ func browserEnvVars() []envVar {
 		{"SVC_RELAY_IN_PROCESS", func(c *Config, v string) (err error) { c.RelayInProcess, err = strconv.ParseBool(v); return }},
 	}
 }
+
+// BundledExtensionID is the id Chromium derives from the public key pinned
+// in extension/manifest.json; the daemon allows its origin by default.
+const BundledExtensionID = "bikejchgdphpcbimhpcoegbjcbplcdpl"

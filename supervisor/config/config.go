@@ -20,30 +20,56 @@ import (
 // Config is the whole supervisor configuration. The hcl tags are the names in
 // a -config file; Env gives the SVC_* variables and Flags the command line.
 type Config struct {
-	Listen       string   `hcl:"listen,optional"`
-	DataDir      string   `hcl:"data_dir,optional"`
-	NodeID       string   `hcl:"node_id,optional"`
-	RaftAddr     string   `hcl:"raft_addr,optional"`
-	Bootstrap    bool     `hcl:"bootstrap,optional"`
-	SharedToken  string   `hcl:"shared_token,optional"`
-	AllowedHosts []string `hcl:"allowed_hosts,optional"`
-	MaxBodyBytes int64    `hcl:"max_body_bytes,optional"`
-	ShutdownMs   int      `hcl:"shutdown_timeout_ms,optional"`
-	LogLevel     string   `hcl:"log_level,optional"`
-	LogJSON      bool     `hcl:"log_json,optional"`
-	StatusListen string   `hcl:"status_listen,optional"`
-	StatusDaemon string   `hcl:"status_daemon_url,optional"`
+	Listen   string `hcl:"listen,optional"`
+	DataDir  string `hcl:"data_dir,optional"`
+	NodeID   string `hcl:"node_id,optional"`
+	RaftAddr string `hcl:"raft_addr,optional"`
+	// Cluster (leader/standby HA, docs/ha.md). Zero timings keep the tuned
+	// defaults of raftstore.DefaultTimings.
+	RaftAdvertise          string   `hcl:"raft_advertise,optional"` // raft address peers dial (default raft_addr)
+	APIAdvertiseAddr       string   `hcl:"api_advertise,optional"`  // API address peers forward to (default listen)
+	ClusterKey             string   `hcl:"cluster_key,optional"`    // authenticates raft traffic (default: the shared token)
+	Join                   []string `hcl:"join,optional"`           // API addresses of members to join through (retried)
+	RaftHeartbeatMs        int64    `hcl:"raft_heartbeat_timeout_ms,optional"`
+	RaftElectionMs         int64    `hcl:"raft_election_timeout_ms,optional"`
+	RaftLeaseMs            int64    `hcl:"raft_lease_timeout_ms,optional"`
+	RaftSnapshotIntervalMs int64    `hcl:"raft_snapshot_interval_ms,optional"`
+	RaftSnapshotThreshold  int64    `hcl:"raft_snapshot_threshold,optional"`
+	RaftTrailingLogs       int64    `hcl:"raft_trailing_logs,optional"`
+
+	// Renewal scheduler (renewal.go, docs/renewal.md); zero = default.
+	RenewalTickMs      int64    `hcl:"renewal_tick_ms,optional"`
+	RenewalIdleMs      int64    `hcl:"renewal_idle_ms,optional"`
+	RenewalMessage     string   `hcl:"renewal_message,optional"`
+	RenewalMaxFailures int      `hcl:"renewal_max_failures,optional"`
+	RenewalMaxRenewals int      `hcl:"renewal_max_renewals,optional"`
+	Bootstrap          bool     `hcl:"bootstrap,optional"`
+	SharedToken        string   `hcl:"shared_token,optional"`
+	AllowedHosts       []string `hcl:"allowed_hosts,optional"`
+	// AllowedOrigins may make state-changing requests from a browser besides
+	// the daemon's own pages (empty by default; see docs/security.md).
+	AllowedOrigins []string `hcl:"allowed_origins,optional"`
+	// InsecureTokenFile lets the daemon start with a token file that group
+	// or others can read (refused by default, as ssh refuses such a key).
+	InsecureTokenFile bool   `hcl:"insecure_token_file,optional"`
+	MaxBodyBytes      int64  `hcl:"max_body_bytes,optional"`
+	ShutdownMs        int    `hcl:"shutdown_timeout_ms,optional"`
+	LogLevel          string `hcl:"log_level,optional"`
+	LogJSON           bool   `hcl:"log_json,optional"`
+	StatusListen      string `hcl:"status_listen,optional"`
+	StatusDaemon      string `hcl:"status_daemon_url,optional"`
 
 	// Host operations (the hostops worker). See docs/hostops.md.
-	ExecTimeoutMaxMs int64    `hcl:"exec_timeout_max_ms,optional"`   // largest timeoutMs accepted
-	ExecOutputCap    int      `hcl:"exec_output_cap_bytes,optional"` // per stream; more is cut and flagged
-	FilesReadCap     int64    `hcl:"files_read_cap_bytes,optional"`
-	FilesWriteCap    int64    `hcl:"files_write_cap_bytes,optional"`
-	HostopsRoots     []string `hcl:"hostops_allowed_roots,optional"` // empty: no restriction
-	ExecRunAsUID     int      `hcl:"exec_run_as_uid,optional"`       // -1: the daemon's
-	ExecRunAsGID     int      `hcl:"exec_run_as_gid,optional"`       // -1: the daemon's
-	ExecEnvAllow     []string `hcl:"exec_env_allow,optional"`        // empty: the daemon's env minus internals
-	ExecRlimits      string   `hcl:"exec_rlimits,optional"`          // "cpu=10,as=1073741824,nofile=256"
+	ExecTimeoutMaxMs  int64    `hcl:"exec_timeout_max_ms,optional"`   // largest timeoutMs accepted
+	ExecOutputCap     int      `hcl:"exec_output_cap_bytes,optional"` // per stream; more is cut and flagged
+	FilesReadCap      int64    `hcl:"files_read_cap_bytes,optional"`
+	FilesWriteCap     int64    `hcl:"files_write_cap_bytes,optional"`
+	HostopsRoots      []string `hcl:"hostops_allowed_roots,optional"` // empty: no restriction
+	ExecRunAsUID      int      `hcl:"exec_run_as_uid,optional"`       // -1: the daemon's
+	ExecRunAsGID      int      `hcl:"exec_run_as_gid,optional"`       // -1: the daemon's
+	ExecEnvAllow      []string `hcl:"exec_env_allow,optional"`        // empty: the daemon's env minus internals
+	ExecRlimits       string   `hcl:"exec_rlimits,optional"`          // "cpu=10,as=1073741824,nofile=256"
+	ExecMaxConcurrent int      `hcl:"exec_max_concurrent,optional"`   // execs running at once; more answer 429
 
 	// Worker manager (all workers). WorkerExecutable is the binary re-executed
 	// as `svcd worker NAME`; svcd serve sets it to itself. Empty runs no
@@ -55,6 +81,10 @@ type Config struct {
 	WorkerBackoffMaxMs      int    `hcl:"worker_backoff_max_ms,optional"`
 	WorkerDrainTimeoutMs    int    `hcl:"worker_drain_timeout_ms,optional"`
 	WorkerHealthIntervalMs  int    `hcl:"worker_health_interval_ms,optional"`
+	// Performance (issue 15): a worker that ran this long before it exited
+	// counts as healthy; its exit restarts it after the base backoff and
+	// forgets earlier exits (see workers_perf.go).
+	WorkerHealthyAfterMs int `hcl:"worker_healthy_after_ms,optional"`
 
 	// Browser bridge and relay (see browser.go and docs/bridge-protocol.md).
 	// Zero durations and counts mean the built-in defaults.
@@ -69,6 +99,7 @@ type Config struct {
 	BrowserActionTimeoutMs  int64    `hcl:"browser_action_timeout_ms,optional"`
 	BrowserRequestTimeoutMs int64    `hcl:"browser_request_timeout_ms,optional"`
 	BrowserMaxMessageBytes  int64    `hcl:"browser_max_message_bytes,optional"`
+	BrowserMaxUnpaired      int64    `hcl:"browser_max_unpaired,optional"` // connections waiting for hello; more answer 503
 	RelayWindowMs           int64    `hcl:"relay_window_ms,optional"`
 	RelayWindowMax          int64    `hcl:"relay_window_max,optional"`
 	RelayMaxInFlight        int64    `hcl:"relay_max_in_flight,optional"`
@@ -79,6 +110,23 @@ type Config struct {
 	RelayBreakerOpenMs      int64    `hcl:"relay_breaker_open_ms,optional"`
 	RelayFlushIntervalMs    int64    `hcl:"relay_flush_interval_ms,optional"`
 	RelayInProcess          bool     `hcl:"relay_in_process,optional"` // run the relay engine inside the supervisor instead of the worker
+
+	// Instruction blocks (supervisor/instructions, docs/instructions.md).
+	// Zero means the built-in default; see instructions.go.
+	InstrBlockTimeoutMs   int64 `hcl:"instr_block_timeout_ms,optional"`      // per instruction (60000)
+	InstrMaxBlocks        int   `hcl:"instr_max_blocks,optional"`            // per reply (32)
+	InstrMaxRounds        int   `hcl:"instr_max_rounds,optional"`            // automatic rounds per conversation (10)
+	InstrSectionMaxBytes  int   `hcl:"instr_section_max_bytes,optional"`     // report section output cap (4096)
+	InstrReportMaxBytes   int   `hcl:"instr_report_max_bytes,optional"`      // whole report cap (16384)
+	InstrIngestMaxTextLen int   `hcl:"instr_ingest_max_text_bytes,optional"` // ingest text cap (262144)
+
+	// Agent daemon (agentd; workers/agentd, docs/agentd.md). Defaults in Defaults(), checks in agentd.go.
+	AgentdListen         string `hcl:"agentd_listen,optional"`          // agentd's HTTP address, called by the /v1/agent proxy
+	AgentdSpawn          bool   `hcl:"agentd_spawn,optional"`           // run agentd as a supervised worker
+	AgentdCommand        string `hcl:"agentd_command,optional"`         // the agent child, split on spaces
+	AgentdCodexHome      string `hcl:"agentd_codex_home,optional"`      // CODEX_HOME for the child ("" inherits)
+	AgentdApprovalPolicy string `hcl:"agentd_approval_policy,optional"` // decline | accept
+	// End agentd.
 
 	ConfigFile    string // where the file layer came from, if any
 	TokenFromFile string // set by the supervisor when it generated or read the token file
@@ -94,15 +142,21 @@ func Defaults() Config {
 		MaxBodyBytes: 1 << 20,
 		ShutdownMs:   10000,
 		LogLevel:     "info",
+		// agentd
+		AgentdListen: "127.0.0.1:4319", AgentdCommand: "codex app-server", AgentdApprovalPolicy: "decline",
 		StatusListen: "127.0.0.1:4318",
 		StatusDaemon: "http://127.0.0.1:4317",
 
-		ExecTimeoutMaxMs: 600_000,
-		ExecOutputCap:    1 << 20,
-		FilesReadCap:     10 << 20,
-		FilesWriteCap:    10 << 20,
-		ExecRunAsUID:     -1,
-		ExecRunAsGID:     -1,
+		ExecTimeoutMaxMs:  600_000,
+		ExecOutputCap:     1 << 20,
+		FilesReadCap:      10 << 20,
+		FilesWriteCap:     10 << 20,
+		ExecRunAsUID:      -1,
+		ExecRunAsGID:      -1,
+		ExecMaxConcurrent: 32,
+
+		// The pinned id of the bundled extension (extension/manifest.json key).
+		BrowserExtensionIDs: []string{BundledExtensionID},
 
 		WorkerCrashLoopCount:    5,
 		WorkerCrashLoopWindowMs: 60_000,
@@ -110,10 +164,7 @@ func Defaults() Config {
 		WorkerBackoffMaxMs:      30_000,
 		WorkerDrainTimeoutMs:    0, // derived: exec_timeout_max_ms + 5 s (DrainTimeout)
 		WorkerHealthIntervalMs:  2_000,
-
-		// browser extension (issue 14): the id derived from the pinned public
-		// key in extension/manifest.json, so the shipped extension pairs by default.
-		BrowserExtensionIDs: []string{"gikjffagoanggfeaondbmbjampbgmeed"},
+		WorkerHealthyAfterMs:    10_000, // performance (issue 15)
 	}
 }
 
@@ -198,6 +249,7 @@ func (c Config) Validate() error {
 		"worker_crash_loop_count": int64(c.WorkerCrashLoopCount), "worker_crash_loop_window_ms": int64(c.WorkerCrashLoopWindowMs),
 		"worker_backoff_base_ms": int64(c.WorkerBackoffBaseMs), "worker_backoff_max_ms": int64(c.WorkerBackoffMaxMs),
 		"worker_health_interval_ms": int64(c.WorkerHealthIntervalMs),
+		"exec_max_concurrent":       int64(c.ExecMaxConcurrent),
 	}
 	if c.WorkerDrainTimeoutMs < 0 {
 		errs = append(errs, fmt.Errorf("worker_drain_timeout_ms must be 0 (derived) or positive, got %d", c.WorkerDrainTimeoutMs))
@@ -215,6 +267,12 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("exec_run_as_uid and exec_run_as_gid must be -1 (unchanged) or a numeric id"))
 	}
 	errs = append(errs, c.validateBrowser()...)
+	errs = append(errs, c.validatePerf()...)
+	errs = append(errs, c.validateInstructions()...)
+	errs = append(errs, c.validateGuard()...)
+	errs = append(errs, c.validateCluster()...)
+	errs = append(errs, c.validateRenewal()...)
+	errs = append(errs, c.validateAgentd()...)
 	switch strings.ToLower(c.LogLevel) {
 	case "trace", "debug", "info", "warn", "error":
 	default:
@@ -257,6 +315,9 @@ func envVars() []envVar {
 		{"SVC_BOOTSTRAP", boolean(func(c *Config) *bool { return &c.Bootstrap })},
 		{"SVC_SHARED_TOKEN", str(func(c *Config) *string { return &c.SharedToken })},
 		{"SVC_ALLOWED_HOSTS", func(c *Config, v string) error { c.AllowedHosts = splitList(v); return nil }},
+		{"SVC_ALLOWED_ORIGINS", func(c *Config, v string) error { c.AllowedOrigins = splitList(v); return nil }},
+		{"SVC_INSECURE_TOKEN_FILE", boolean(func(c *Config) *bool { return &c.InsecureTokenFile })},
+		{"SVC_EXEC_MAX_CONCURRENT", func(c *Config, v string) (err error) { c.ExecMaxConcurrent, err = strconv.Atoi(v); return }},
 		{"SVC_MAX_BODY_BYTES", func(c *Config, v string) (err error) { c.MaxBodyBytes, err = strconv.ParseInt(v, 10, 64); return }},
 		{"SVC_SHUTDOWN_TIMEOUT_MS", func(c *Config, v string) (err error) { c.ShutdownMs, err = strconv.Atoi(v); return }},
 		{"SVC_LOG_LEVEL", str(func(c *Config) *string { return &c.LogLevel })},
@@ -278,7 +339,8 @@ func envVars() []envVar {
 		{"SVC_WORKER_BACKOFF_MAX_MS", func(c *Config, v string) (err error) { c.WorkerBackoffMaxMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_DRAIN_TIMEOUT_MS", func(c *Config, v string) (err error) { c.WorkerDrainTimeoutMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_HEALTH_INTERVAL_MS", func(c *Config, v string) (err error) { c.WorkerHealthIntervalMs, err = strconv.Atoi(v); return }},
-	}, browserEnvVars()...)
+		{"SVC_WORKER_HEALTHY_AFTER_MS", func(c *Config, v string) (err error) { c.WorkerHealthyAfterMs, err = strconv.Atoi(v); return }},
+	}, append(append(append(append(browserEnvVars(), instrEnvVars()...), clusterEnvVars()...), renewalEnvVars()...), agentdEnvVars()...)...)
 }
 
 func applyEnv(c *Config, getenv func(string) string) error {
@@ -303,8 +365,14 @@ func bindFlags(fs *flag.FlagSet) map[string]func(*Config) {
 	dataDir := fs.String("data-dir", d.DataDir, "directory for raft data and the token file")
 	nodeID := fs.String("node-id", d.NodeID, "raft node id")
 	raftAddr := fs.String("raft-addr", "", "raft TCP address for multi-node clusters (empty: single node)")
+	raftAdv := fs.String("raft-advertise", "", "raft address peers dial (default: -raft-addr)")
+	apiAdv := fs.String("api-advertise", "", "API address peers forward to (default: -listen)")
+	join := fs.String("join", "", "API address(es) of cluster members to join through, comma separated")
 	bootstrap := fs.Bool("bootstrap", d.Bootstrap, "form a new cluster when there is no state")
 	hosts := fs.String("allowed-hosts", "", "extra Host header values to accept, comma separated")
+	origins := fs.String("allowed-origins", "", "browser origins allowed to make state-changing requests, comma separated (empty: only the daemon's own)")
+	insecureToken := fs.Bool("insecure-token-file", false, "start even when the token file is readable by group or others")
+	execConc := fs.Int("exec-max-concurrent", d.ExecMaxConcurrent, "execs running at once; more answer 429")
 	maxBody := fs.Int64("max-body-bytes", d.MaxBodyBytes, "request body cap in bytes")
 	level := fs.String("log-level", d.LogLevel, "trace, debug, info, warn or error")
 	logJSON := fs.Bool("log-json", false, "log as JSON lines")
@@ -320,17 +388,23 @@ func bindFlags(fs *flag.FlagSet) map[string]func(*Config) {
 	envAllow := fs.String("exec-env-allow", "", "comma separated environment variables exec commands see (empty: all but internals)")
 	rlimits := fs.String("exec-rlimits", "", "resource limits of exec commands, e.g. cpu=10,as=1073741824,nofile=256")
 	return map[string]func(*Config){
-		"listen":         func(c *Config) { c.Listen = *listen },
-		"data-dir":       func(c *Config) { c.DataDir = *dataDir },
-		"node-id":        func(c *Config) { c.NodeID = *nodeID },
-		"raft-addr":      func(c *Config) { c.RaftAddr = *raftAddr },
-		"bootstrap":      func(c *Config) { c.Bootstrap = *bootstrap },
-		"allowed-hosts":  func(c *Config) { c.AllowedHosts = splitList(*hosts) },
-		"max-body-bytes": func(c *Config) { c.MaxBodyBytes = *maxBody },
-		"log-level":      func(c *Config) { c.LogLevel = *level },
-		"log-json":       func(c *Config) { c.LogJSON = *logJSON },
-		"status-listen":  func(c *Config) { c.StatusListen = *statusListen },
-		"daemon-url":     func(c *Config) { c.StatusDaemon = *statusDaemon },
+		"listen":              func(c *Config) { c.Listen = *listen },
+		"data-dir":            func(c *Config) { c.DataDir = *dataDir },
+		"node-id":             func(c *Config) { c.NodeID = *nodeID },
+		"raft-addr":           func(c *Config) { c.RaftAddr = *raftAddr },
+		"raft-advertise":      func(c *Config) { c.RaftAdvertise = *raftAdv },
+		"api-advertise":       func(c *Config) { c.APIAdvertiseAddr = *apiAdv },
+		"join":                func(c *Config) { c.Join = splitList(*join) },
+		"bootstrap":           func(c *Config) { c.Bootstrap = *bootstrap },
+		"allowed-hosts":       func(c *Config) { c.AllowedHosts = splitList(*hosts) },
+		"allowed-origins":     func(c *Config) { c.AllowedOrigins = splitList(*origins) },
+		"insecure-token-file": func(c *Config) { c.InsecureTokenFile = *insecureToken },
+		"exec-max-concurrent": func(c *Config) { c.ExecMaxConcurrent = *execConc },
+		"max-body-bytes":      func(c *Config) { c.MaxBodyBytes = *maxBody },
+		"log-level":           func(c *Config) { c.LogLevel = *level },
+		"log-json":            func(c *Config) { c.LogJSON = *logJSON },
+		"status-listen":       func(c *Config) { c.StatusListen = *statusListen },
+		"daemon-url":          func(c *Config) { c.StatusDaemon = *statusDaemon },
 
 		"exec-timeout-max-ms":   func(c *Config) { c.ExecTimeoutMaxMs = *execMax },
 		"exec-output-cap-bytes": func(c *Config) { c.ExecOutputCap = *outCap },

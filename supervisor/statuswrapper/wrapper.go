@@ -18,28 +18,38 @@ import (
 
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/shared/systemstate"
+	"github.com/svcd/svcd/supervisor/guard"
 	"github.com/svcd/svcd/supervisor/status"
 )
 
 // Wrapper serves the status views of one daemon.
 type Wrapper struct {
+	guard     *guard.Policy
 	daemonURL string
 	client    *http.Client
 	log       hclog.Logger
 }
 
-// New returns a wrapper reading from daemonURL (e.g. http://127.0.0.1:4317).
-func New(daemonURL string, log hclog.Logger) *Wrapper {
+// New returns a wrapper reading from daemonURL (e.g. http://127.0.0.1:4317),
+// guarded by g: the same Host allow-list and write guard as the daemon's
+// listener (built from the wrapper's own listen address).
+func New(daemonURL string, g *guard.Policy, log hclog.Logger) *Wrapper {
 	return &Wrapper{
+		guard:     g,
 		daemonURL: strings.TrimRight(daemonURL, "/"),
 		client:    &http.Client{Timeout: 3 * time.Second},
 		log:       log,
 	}
 }
 
-// Handler is the wrapper's routes: /describe, /healthz, /v1/status,
-// /v1/status/ui and the panel aliases / and /ui.
+// Handler is the wrapper's routes (/describe, /healthz, /v1/status,
+// /v1/status/ui and the panel aliases / and /ui) behind the Host and write
+// guards.
 func (wr *Wrapper) Handler() http.Handler {
+	return wr.guard.Hosts(wr.guard.Writes(wr.routes()))
+}
+
+func (wr *Wrapper) routes() http.Handler {
 	r := mux.NewRouter()
 	panel := func(w http.ResponseWriter, req *http.Request) { status.WritePanel(w, wr.snapshot(req.Context())) }
 	r.HandleFunc("/describe", wr.describe).Methods(http.MethodGet)
