@@ -236,19 +236,25 @@ func (s *Server) wrap(rt Route) http.Handler {
 				return
 			}
 		}
+		if !rt.NoLimit {
+			limit := s.cfg.MaxBodyBytes
+			if rt.MaxBody > 0 {
+				limit = rt.MaxBody
+			}
+			// The cap holds on a standby too: a declared oversize body is a
+			// 413 here, not something to pass on to the leader.
+			if r.ContentLength > limit {
+				api.WriteError(w, api.NewError(http.StatusRequestEntityTooLarge, "body_too_large", "request body is larger than %d bytes", limit))
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
+		}
 		if s.forwards(rt) {
 			// A standby: the leader serves stateful calls (and says so).
 			s.cluster.Forward(w, r)
 			return
 		}
 		w.Header().Set(cluster.ServedByHeader, s.cfg.NodeID)
-		if !rt.NoLimit {
-			limit := s.cfg.MaxBodyBytes
-			if rt.MaxBody > 0 {
-				limit = rt.MaxBody
-			}
-			r.Body = http.MaxBytesReader(w, r.Body, limit)
-		}
 		if s.node != nil {
 			w = &indexWriter{ResponseWriter: w, index: s.node.AppliedIndex}
 		}
