@@ -164,7 +164,7 @@ async function tabFor(adapter) {
 // act answers management actions with a structured result.
 async function act(m) {
   const adapter = state.adapters.find((a) => a.platform === m.platform);
-  const ok = (result, target) => ({ accepted: true, completed: true, failed: false, result, target, shell_runtime: { tabs: (await_tabs_count()) } });
+  const ok = (result, target) => ({ accepted: true, completed: true, failed: false, result, target, shell_runtime: { tabs: lastTabCount() } });
   switch (m.action) {
     case "plugin_status":
       return ok({ connected: state.connected, platforms: state.adapters.map((a) => a.platform), clientId: state.cfg.clientId });
@@ -196,8 +196,11 @@ async function act(m) {
   return { accepted: false, completed: false, failed: true, reason: "unknown action" };
 }
 
+// lastTabCount is the tab count as of the previous call (it refreshes in
+// the background): good enough for the shell runtime summary, and it keeps
+// the action answer from waiting on the tabs API.
 let tabsCount = 0;
-function await_tabs_count() {
+function lastTabCount() {
   chrome.tabs.query({}).then((t) => (tabsCount = t.length)).catch(() => {});
   return tabsCount;
 }
