@@ -14,11 +14,12 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/svcd/svcd/e2e/harness"
+	"github.com/svcd/svcd/supervisor/config"
 )
 
 // extensionID is the id Chromium derives from extension/manifest.json's key;
 // the daemon's default browser_extension_ids holds it.
-const extensionID = "cekjompbjnckjmoojnencdellkjmfakk"
+const extensionID = config.BundledExtensionID
 
 // chromiumPath finds Debian's Chromium. Under CI=true a missing browser fails
 // the test (the CI installs it); elsewhere the test is skipped.

@@ -2,10 +2,10 @@ package e2e
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -39,13 +39,13 @@ func configure(t *testing.T, b *browser, sw string, d *harness.Daemon, origins m
 		}
 		o = "{" + strings.Join(parts, ",") + "}"
 	}
-	js := fmt.Sprintf(`chrome.storage.local.set({daemon:%q, token:%q, clientId:"chromium-e2e", origins:%s}).then(()=>true)`, wsURL(d), d.Token, o)
+	js := fmt.Sprintf(`chrome.storage.local.set({daemonURL:%q, token:%q, clientId:"chromium-e2e", origins:%s}).then(()=>true)`, wsURL(d), d.Token, o)
 	if err := b.eval(sw, js, nil); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func clientConnected(t *testing.T, d *harness.Daemon, id string) bool {
+func extConnected(t *testing.T, d *harness.Daemon, id string) bool {
 	for _, c := range readModel(t, d, "").Clients {
 		if c.ClientID == id && c.Connected {
 			return true
@@ -63,7 +63,7 @@ func TestExtensionConnects(t *testing.T) {
 	d := extensionDaemon(t)
 	sw := b.worker()
 	configure(t, b, sw, d, nil)
-	waitUntil(t, 15*time.Second, "the extension connected", func() bool { return clientConnected(t, d, "chromium-e2e") })
+	waitUntil(t, 15*time.Second, "the extension connected", func() bool { return extConnected(t, d, "chromium-e2e") })
 	var st map[string]any
 	if err := b.eval(sw, `chrome.storage.session.get('status').then(s=>s.status)`, &st); err != nil {
 		t.Fatal(err)
@@ -95,7 +95,7 @@ func TestExtensionBridge(t *testing.T) {
 	defer siteB.Close()
 	sw := b.worker()
 	configure(t, b, sw, d, map[string]string{"platform_a": siteA.URL, "platform_b": siteB.URL})
-	waitUntil(t, 15*time.Second, "the extension connected", func() bool { return clientConnected(t, d, "chromium-e2e") })
+	waitUntil(t, 15*time.Second, "the extension connected", func() bool { return extConnected(t, d, "chromium-e2e") })
 
 	b.openTab(siteA.URL + "/")
 	b.openTab(siteB.URL + "/")
@@ -180,8 +180,8 @@ func TestExtensionBridge(t *testing.T) {
 		if resp.Status != 200 || !strings.Contains(string(resp.Body), `"accepted":true`) {
 			t.Fatalf("ws_reconnect: %d %s", resp.Status, resp.Body)
 		}
-		waitUntil(t, 10*time.Second, "the drop of ws_reconnect", func() bool { return !clientConnected(t, d, "chromium-e2e") })
-		waitUntil(t, 15*time.Second, "the reconnect after ws_reconnect", func() bool { return clientConnected(t, d, "chromium-e2e") })
+		waitUntil(t, 10*time.Second, "the drop of ws_reconnect", func() bool { return !extConnected(t, d, "chromium-e2e") })
+		waitUntil(t, 15*time.Second, "the reconnect after ws_reconnect", func() bool { return extConnected(t, d, "chromium-e2e") })
 	})
 
 	t.Run("two_tabs", func(t *testing.T) {
@@ -196,7 +196,7 @@ func TestExtensionBridge(t *testing.T) {
 	t.Run("daemon_restart", func(t *testing.T) {
 		d.Restart() // same address and data dir
 		start := time.Now()
-		waitUntil(t, 30*time.Second, "the reconnect after a daemon restart", func() bool { return clientConnected(t, d, "chromium-e2e") })
+		waitUntil(t, 30*time.Second, "the reconnect after a daemon restart", func() bool { return extConnected(t, d, "chromium-e2e") })
 		t.Logf("reconnected %s after the daemon was up again", time.Since(start).Round(time.Millisecond))
 	})
 
@@ -212,11 +212,11 @@ func TestExtensionBridge(t *testing.T) {
 		if err := b.call(pg, "ServiceWorker.stopAllWorkers", nil, nil); err != nil {
 			t.Fatal(err)
 		}
-		waitUntil(t, 15*time.Second, "the drop when the worker stopped", func() bool { return !clientConnected(t, d, "chromium-e2e") })
+		waitUntil(t, 15*time.Second, "the drop when the worker stopped", func() bool { return !extConnected(t, d, "chromium-e2e") })
 		// The popup asks the worker for nothing; an event (the alarm, or any
 		// message) restarts it. Send one as a user would by opening the popup.
 		_ = b.eval(pg, `chrome.runtime.sendMessage({reconnect:true}).catch(()=>0)`, nil)
-		waitUntil(t, 30*time.Second, "the reconnect after the worker stopped", func() bool { return clientConnected(t, d, "chromium-e2e") })
+		waitUntil(t, 30*time.Second, "the reconnect after the worker stopped", func() bool { return extConnected(t, d, "chromium-e2e") })
 	})
 
 	t.Run("popup_and_overlay", func(t *testing.T) {
@@ -267,6 +267,7 @@ func (b *browser) screenshot(t *testing.T, session, name string) {
 	var r struct {
 		Data []byte `json:"data"`
 	}
+	_ = b.call(session, "Page.bringToFront", nil, nil)
 	if err := b.call(session, "Page.captureScreenshot", map[string]any{"format": "png"}, &r); err != nil {
 		t.Fatal(err)
 	}

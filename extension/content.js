@@ -23,14 +23,14 @@
   chrome.runtime.onMessage.addListener((msg, _s, reply) => {
     if (msg.inject) {
       const ad = msg.adapter;
-      const box = document.querySelector(ad.input);
+      const box = document.querySelector(ad.inputSelector);
       if (!box) { reply({ ok: false, reason: 'input box not found' }); return false; }
       box.focus();
       box.value = msg.text;
       box.dispatchEvent(new Event('input', { bubbles: true }));
       // Level 1: the page's own send request answered. The fake and real
       // pages send through fetch; watch the next response of the send.
-      const btn = document.querySelector(ad.send);
+      const btn = document.querySelector(ad.sendSelector);
       window.__svcdLastSend = null;
       if (btn) btn.click(); else box.form && box.form.requestSubmit();
       let n = 0;

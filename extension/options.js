@@ -1,10 +1,14 @@
-// The token is kept in chrome.storage.local (the browser profile), never shown back.
-const $ = (id) => document.getElementById(id);
-chrome.storage.local.get(['daemon']).then((s) => { $('daemon').value = s.daemon || ''; });
-$('save').onclick = async () => {
-  const v = { daemon: $('daemon').value.trim() || 'ws://127.0.0.1:4317/ws/browser' };
-  if ($('token').value) v.token = $('token').value;
-  await chrome.storage.local.set(v);
-  $('token').value = '';
-  $('msg').textContent = 'saved';
-};
+// The daemon address and pairing token live in chrome.storage.local; the
+// service worker reconnects when they change. The token is never shown back.
+const f = document.getElementById("f");
+const { daemonURL } = await chrome.storage.local.get("daemonURL");
+document.getElementById("daemonURL").value = daemonURL || "";
+f.addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const set = { daemonURL: document.getElementById("daemonURL").value.trim() };
+  const token = document.getElementById("token").value;
+  if (token) set.token = token;
+  await chrome.storage.local.set(set);
+  document.getElementById("token").value = "";
+  document.getElementById("saved").textContent = "saved";
+});

@@ -3,9 +3,10 @@
 // restart, its own suspension (Chrome restarts the worker on the alarm or the
 // next event, and the worker connects again at load), or ws_reconnect.
 import { backoffDelay } from './lib/backoff.js';
-import { PLATFORMS, withOrigins, platformForURL, cutQuery } from './lib/adapters.js';
+import { PLATFORMS } from './lib/adapters.js';
+import { withOrigins, platformForURL, cutQuery } from './lib/pageurl.js';
 import { sseParser } from './lib/sse.js';
-import { fingerprint, headerNames } from './lib/fingerprint.js';
+import { credentialFingerprint as fingerprint, headerNames } from './lib/fingerprint.js';
 
 const VERSION = chrome.runtime.getManifest().version;
 let ws = null;
@@ -15,18 +16,24 @@ let keepaliveTimer = null;
 let state = { connected: false, lastError: '', snapshot: null, captured: {}, connectedAt: 0 };
 const relays = new Map(); // requestId -> port to the page
 
+// settings: the options page's chrome.storage.local values over an optional
+// bundled development config (config.local.json, never committed).
 async function settings() {
-  const s = await chrome.storage.local.get(['daemon', 'token', 'clientId', 'origins']);
+  let local = {};
+  try { const r = await fetch(chrome.runtime.getURL('config.local.json')); if (r.ok) local = await r.json(); } catch { /* none */ }
+  const stored = await chrome.storage.local.get(['daemonURL', 'token', 'clientId', 'origins']);
+  const s = { ...local, ...Object.fromEntries(Object.entries(stored).filter(([, v]) => v)) };
   if (!s.clientId) {
-    s.clientId = 'chrome-' + crypto.randomUUID().slice(0, 8);
+    s.clientId = 'ext-' + crypto.randomUUID().slice(0, 8);
     await chrome.storage.local.set({ clientId: s.clientId });
   }
-  return { daemon: s.daemon || 'ws://127.0.0.1:4317/ws/browser', token: s.token || '', clientId: s.clientId, origins: s.origins || {} };
+  return { daemon: s.daemonURL || 'ws://127.0.0.1:4317/ws/browser', token: s.token || '', clientId: s.clientId, origins: s.origins || {} };
 }
 
 async function adapters() {
   const { origins } = await settings();
-  const list = await Promise.all(PLATFORMS.map((p) => fetch(chrome.runtime.getURL(`adapters/${p}.json`)).then((r) => r.json())));
+  const idx = await (await fetch(chrome.runtime.getURL('adapters/index.json'))).json();
+  const list = await Promise.all(idx.map((f) => fetch(chrome.runtime.getURL('adapters/' + f)).then((r) => r.json())));
   return withOrigins(list, origins);
 }
 
@@ -153,42 +160,65 @@ async function ensureContent(tabId) {
 }
 
 async function relay(m) {
+  const sse = m.responseMode === 'sse';
+  let seq = 0;
+  let buffered = '';
+  let head = null;
+  let finish = () => {};
+  const parse = sseParser((e) => send({ type: 'stream_event', requestId: m.requestId, seq: ++seq, event: e.event, data: e.data }));
+  // handle takes the head, chunks and end of the fetch, wherever it ran.
+  const handle = (r) => {
+    if (r.head) {
+      head = r;
+      if (sse) send({ type: 'stream_open', requestId: m.requestId, status: r.status, headers: r.headers });
+    } else if (r.chunk !== undefined) {
+      if (sse) parse(r.chunk); else buffered += r.chunk;
+    } else if (r.end) {
+      if (sse) { parse('\n\n'); send({ type: 'stream_end', requestId: m.requestId }); }
+      else send({ type: 'api_response', requestId: m.requestId, status: head.status, headers: head.headers, body: buffered });
+      finish();
+    } else if (r.error) {
+      if (sse && head) send({ type: 'stream_error', requestId: m.requestId, code: r.aborted ? 'cancelled' : 'network', message: r.aborted ? 'cancelled' : 'the page could not complete the request' });
+      else send({ type: 'api_response', requestId: m.requestId, status: 0, error: r.aborted ? 'cancelled' : 'the page could not perform the request' });
+      finish();
+    }
+  };
+  const body = m.body === undefined || m.body === null ? undefined : (typeof m.body === 'string' ? m.body : JSON.stringify(m.body));
+  const headers = { ...(m.headers || {}) };
+  if (body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) headers['Content-Type'] = 'application/json';
+  const ad = (await adapters()).find((a) => a.platform === m.platform);
+  if (!ad) { send({ type: 'api_response', requestId: m.requestId, status: 0, error: 'no adapter for this platform' }); return; }
+  const path = m.path || ad.completionPath || '/api/complete';
+  const req = { method: m.method || (body ? 'POST' : 'GET'), path, headers, body: m.path ? body : JSON.stringify({ prompt: m.prompt }), timeoutMs: m.timeoutMs || 120000 };
   const tab = await tabFor(m.platform);
-  if (!tab) { send({ type: 'api_response', requestId: m.requestId, status: 0, error: 'no open tab for this platform' }); return; }
+  if (!tab) {
+    // No page open: fetch from the worker (host permission; the browser's
+    // cookies for the origin still apply, the page's own state does not).
+    const ctl = new AbortController();
+    relays.set(m.requestId, { postMessage: () => ctl.abort(), disconnect: () => ctl.abort() });
+    finish = () => relays.delete(m.requestId);
+    const timer = setTimeout(() => ctl.abort(), req.timeoutMs);
+    try {
+      const r = await fetch(new URL(req.path, ad.origin), { method: req.method, headers: req.headers, body: req.body, credentials: 'include', signal: ctl.signal });
+      const hs = {};
+      r.headers.forEach((v, k) => { hs[k] = v; });
+      handle({ head: true, status: r.status, headers: hs });
+      const rd = r.body.getReader();
+      const dec = new TextDecoder();
+      for (;;) { const { value, done } = await rd.read(); if (done) break; handle({ chunk: dec.decode(value, { stream: true }) }); }
+      handle({ end: true });
+    } catch { handle({ error: true, aborted: ctl.signal.aborted }); } finally { clearTimeout(timer); }
+    return;
+  }
   try { await ensureContent(tab.id); } catch { send({ type: 'api_response', requestId: m.requestId, status: 0, error: 'the page refused the relay script' }); return; }
   const nonce = crypto.randomUUID();
   try { await chrome.scripting.executeScript({ target: { tabId: tab.id }, world: 'MAIN', func: pageRelay, args: [nonce] }); } catch { send({ type: 'api_response', requestId: m.requestId, status: 0, error: 'the page refused the relay script' }); return; }
   const port = chrome.tabs.connect(tab.id, { name: 'relay:' + nonce });
   relays.set(m.requestId, port);
-  const sse = m.responseMode === 'sse';
-  let seq = 0;
-  let buffered = '';
-  const parse = sseParser((e) => send({ type: 'stream_event', requestId: m.requestId, seq: ++seq, event: e.event, data: e.data }));
-  let done = false;
-  port.onMessage.addListener((r) => {
-    if (r.head) {
-      if (sse) send({ type: 'stream_open', requestId: m.requestId, status: r.status, headers: r.headers });
-      else buffered = '';
-      port.head = r;
-    } else if (r.chunk !== undefined) {
-      if (sse) parse(r.chunk); else buffered += r.chunk;
-    } else if (r.end) {
-      done = true;
-      if (sse) { parse('\n\n'); send({ type: 'stream_end', requestId: m.requestId }); }
-      else send({ type: 'api_response', requestId: m.requestId, status: port.head.status, headers: port.head.headers, body: buffered });
-      relays.delete(m.requestId); port.disconnect();
-    } else if (r.error) {
-      done = true;
-      if (sse && port.head) send({ type: 'stream_error', requestId: m.requestId, code: r.aborted ? 'cancelled' : 'network', message: r.aborted ? 'cancelled' : 'the page could not complete the request' });
-      else send({ type: 'api_response', requestId: m.requestId, status: 0, error: r.aborted ? 'cancelled' : 'the page could not perform the request' });
-      relays.delete(m.requestId); port.disconnect();
-    }
-  });
-  port.onDisconnect.addListener(() => { if (!done) { relays.delete(m.requestId); } });
-  const body = m.body === undefined || m.body === null ? undefined : (typeof m.body === 'string' ? m.body : JSON.stringify(m.body));
-  const headers = { ...(m.headers || {}) };
-  if (body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) headers['Content-Type'] = 'application/json';
-  port.postMessage({ method: m.method || 'GET', path: m.path || '/', headers, body, timeoutMs: m.timeoutMs || 120000 });
+  finish = () => { relays.delete(m.requestId); try { port.disconnect(); } catch {} };
+  port.onMessage.addListener(handle);
+  port.onDisconnect.addListener(() => relays.delete(m.requestId));
+  port.postMessage(req);
 }
 
 // pageRelay runs in the page's MAIN world: it performs one fetch for the
@@ -323,7 +353,7 @@ async function overlayAll() {
 }
 
 // Connect when the settings change, at install/startup, and at every worker load.
-chrome.storage.onChanged.addListener((ch, area) => { if (area === 'local' && (ch.token || ch.daemon || ch.origins)) { attempt = 0; if (ws) { const s = ws; ws = null; s.onclose = null; s.close(); } connect(); } });
+chrome.storage.onChanged.addListener((ch, area) => { if (area === 'local' && (ch.token || ch.daemonURL || ch.origins)) { attempt = 0; if (ws) { const s = ws; ws = null; s.onclose = null; s.close(); } connect(); } });
 chrome.alarms.create('svcd-watchdog', { periodInMinutes: 0.5 });
 chrome.alarms.onAlarm.addListener(() => { if (!ws) connect(); });
 chrome.runtime.onStartup.addListener(connect);

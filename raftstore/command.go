@@ -37,6 +37,22 @@ func handlers() map[string]handler {
 		CmdClusterMember: applyClusterMember,
 		CmdClusterForget: applyClusterForget,
 		CmdClusterLeader: applyClusterLeader,
+
+		CmdConvLink:       applyConvLink,
+		CmdConvMessage:    applyConvMessage,
+		CmdConvExecution:  applyConvExecution,
+		CmdConvAutomation: applyConvAutomation,
+		CmdConvRecover:    applyConvRecover,
+
+		CmdTaskStart:  applyTaskStart,
+		CmdTaskLog:    applyTaskLog,
+		CmdTaskFinish: applyTaskFinish,
+
+		CmdJobCreate:  applyJobCreate,
+		CmdJobStart:   applyJobStart,
+		CmdJobFinish:  applyJobFinish,
+		CmdJobRecover: applyJobRecover,
+		CmdTickRecord: applyTickRecord,
 	}
 }
 

@@ -7,6 +7,11 @@ type State struct {
 	Browser BrowserState `json:"browser"`
 	Relay   RelayState   `json:"relay"`
 	Cluster ClusterState `json:"cluster"`
+	// Conversations are the renewal area's records; Tasks the work the
+	// daemon runs on someone's behalf.
+	Conversations ConversationsState `json:"conversations"`
+	Tasks         TasksState         `json:"tasks"`
+	Jobs          JobsState          `json:"jobs"`
 }
 
 func newState() *State {
@@ -24,4 +29,7 @@ func (s *State) normalize() {
 	s.Browser.normalize()
 	s.Relay.normalize()
 	s.Cluster.normalize()
+	s.Conversations.normalize()
+	s.Tasks.normalize()
+	s.Jobs.normalize()
 }

@@ -263,8 +263,21 @@ func (h bridgeHost) SetMode(ctx context.Context, mode, by, reason string) (syste
 	return h.s.SystemState(), nil
 }
 
-// AutomationConversations is empty until the renewal area exists; the hub
-// already carries the field so plugin overlays can rely on it.
+// AutomationConversations is every linked conversation's automation view,
+// for state_snapshot.browser.automation_conversations (plugin overlays).
 func (h bridgeHost) AutomationConversations() []bridgeproto.AutomationConversation {
-	return []bridgeproto.AutomationConversation{}
+	out := []bridgeproto.AutomationConversation{}
+	if h.s.convs == nil {
+		return out
+	}
+	for _, c := range h.s.convs.List() {
+		if c.RemoteID == "" {
+			continue // never linked to a plugin conversation
+		}
+		out = append(out, bridgeproto.AutomationConversation{
+			LocalConversationID: c.LocalID, RemoteConversationID: c.RemoteID, Platform: c.Platform,
+			AutomationStatus: c.AutomationStatus, PauseReason: c.PauseReason,
+		})
+	}
+	return out
 }

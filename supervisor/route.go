@@ -67,7 +67,10 @@ func (s *Server) routeTable() []Route {
 		s.workerRoutes(),
 		s.browserRoutes(),
 		s.clusterRoutes(),
+		s.renewalRoutes(),
+		s.taskRoutes(),
 		s.instructionRoutes(),
+		s.agentRoutes(),
 	} {
 		all = append(all, area...)
 	}

@@ -17,7 +17,8 @@ import (
 // cannot join: one that bootstrapped a cluster of its own, or holds the
 // state of a cluster this node is not a member of.
 func checkJoinState(n *raftstore.Node, cfg config.Config) error {
-	if len(cfg.Join) == 0 || !n.HadState() {
+	// A node stopped mid-join holds a term but no configuration: let it finish joining.
+	if len(cfg.Join) == 0 || !n.HadState() || !n.HasConfiguration() {
 		return nil
 	}
 	switch {

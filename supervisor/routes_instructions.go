@@ -16,9 +16,6 @@ import (
 // (the durable ones are wired here when the tasks/renewal area lands).
 type instructionsSide struct {
 	svc     *instructions.Service
-	tasks   *instructions.MemTasks
-	convs   *instructions.MemConversations
-	inject  *instructions.MemInjector
 	textCap int
 }
 
@@ -27,13 +24,13 @@ func (s *Server) instructionsSetup() *instructionsSide {
 		return s.instr
 	}
 	blocks, rounds, section, report, textCap := s.cfg.InstrLimits()
-	side := &instructionsSide{tasks: &instructions.MemTasks{}, convs: &instructions.MemConversations{}, inject: &instructions.MemInjector{}, textCap: textCap}
+	side := &instructionsSide{textCap: textCap}
 	exec := instructions.NewExecutor(func() http.Handler { return s.handler }, instructions.NewRegistry(), instructions.Options{
 		BlockTimeout: s.cfg.InstrBlockTimeout(), MaxBlocks: blocks,
 		Limits: instr.ReportLimits{SectionMaxBytes: section, ReportMaxBytes: report},
 	})
 	side.svc = instructions.NewService(instructions.Deps{
-		Executor: exec, Tasks: side.tasks, Conversations: side.convs, Injector: side.inject, MaxRounds: rounds,
+		Executor: exec, Tasks: s.tasks, Conversations: s.convs, Injector: bridgeInjector{s}, MaxRounds: rounds,
 		Paused: func() bool { return s.SystemState().Mode == "paused" },
 	})
 	s.instr = side
@@ -123,7 +120,7 @@ func (s *Server) handleInstructionsIngest(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	conv, _ := side.convs.Get(req.LocalConversationID)
+	conv, _ := s.convs.Get(req.LocalConversationID)
 	api.WriteOK(w, map[string]any{"ingest": res, "conversation": conv})
 	return nil
 }

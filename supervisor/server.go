@@ -20,6 +20,8 @@ import (
 	"github.com/svcd/svcd/supervisor/cluster"
 	"github.com/svcd/svcd/supervisor/config"
 	"github.com/svcd/svcd/supervisor/guard"
+	"github.com/svcd/svcd/supervisor/renewal"
+	"github.com/svcd/svcd/supervisor/tasks"
 	"github.com/svcd/svcd/supervisor/workermgr"
 )
 
@@ -51,6 +53,10 @@ type Server struct {
 	// leaderHooks run on every leadership change.
 	cluster     *cluster.Cluster
 	leaderHooks []func(leader bool)
+	// convs are the renewal conversation records; tasks the task records.
+	convs *renewal.Store
+	tasks *tasks.Store
+	sched *renewal.Driver // ticks the scheduler worker while this node leads
 	// instr runs instruction blocks and live ingest (routes_instructions.go).
 	instr *instructionsSide
 }
@@ -119,6 +125,10 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 			}
 		}
 	}
+	// Both write through s.apply (one path, API errors) like the bridge.
+	s.convs = renewal.New(bridgeHost{s})
+	s.tasks = tasks.New(bridgeHost{s}, cfg.NodeID)
+	s.setupRenewal()
 	s.startCluster()
 	// Workers start once raft is ready; their shutdown is a closer, so it
 	// runs before raft stops.
@@ -130,6 +140,8 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 		s.Close()
 		return nil, fmt.Errorf("start browser bridge: %w", err)
 	}
+	s.browser.hub.OnConversation(s.onConversation)
+	s.onClose(func() error { s.sched.Stop(); return nil })
 	s.metrics = newMetrics(s)
 	s.routes = s.routeTable()
 	s.router = s.buildRouter()
@@ -224,19 +236,25 @@ func (s *Server) wrap(rt Route) http.Handler {
 				return
 			}
 		}
+		if !rt.NoLimit {
+			limit := s.cfg.MaxBodyBytes
+			if rt.MaxBody > 0 {
+				limit = rt.MaxBody
+			}
+			// The cap holds on a standby too: a declared oversize body is a
+			// 413 here, not something to pass on to the leader.
+			if r.ContentLength > limit {
+				api.WriteError(w, api.NewError(http.StatusRequestEntityTooLarge, "body_too_large", "request body is larger than %d bytes", limit))
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
+		}
 		if s.forwards(rt) {
 			// A standby: the leader serves stateful calls (and says so).
 			s.cluster.Forward(w, r)
 			return
 		}
 		w.Header().Set(cluster.ServedByHeader, s.cfg.NodeID)
-		if !rt.NoLimit {
-			limit := s.cfg.MaxBodyBytes
-			if rt.MaxBody > 0 {
-				limit = rt.MaxBody
-			}
-			r.Body = http.MaxBytesReader(w, r.Body, limit)
-		}
 		if s.node != nil {
 			w = &indexWriter{ResponseWriter: w, index: s.node.AppliedIndex}
 		}

@@ -45,7 +45,7 @@ func runWitness(ctx context.Context, args []string) error {
 		return err
 	}
 	defer node.Shutdown()
-	if node.HadState() && !node.IsMember() {
+	if node.HadState() && node.HasConfiguration() && !node.IsMember() { // half-joined (no configuration yet) may finish joining
 		return fmt.Errorf("the data dir %s holds raft state of a cluster this witness (%s) is not a member of; use an empty data dir", cfg.DataDir, cfg.NodeID)
 	}
 	c := cluster.New(cluster.Options{Node: node, NodeID: cfg.NodeID, Kind: raftstore.KindWitness, Version: version.Get().Version, Token: token, Log: log.Named("cluster")})

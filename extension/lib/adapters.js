@@ -1,21 +1,30 @@
-// Platform adapters are data (adapters/<platform>.json); a fourth platform is
-// a file. origins from the options page override an adapter's origin (tests
-// and self-hosted mirrors serve a platform elsewhere).
-export const PLATFORMS = ['platform_a', 'platform_b', 'platform_c'];
+// Platform adapters are data (adapters/*.json): origin, API endpoints, how
+// to find the input box and the last reply. A fourth platform is a file.
+export const PLATFORMS = ["platform_a", "platform_b", "platform_c"];
 
-export function withOrigins(adapters, origins = {}) {
-  return adapters.map((a) => (origins[a.platform] ? { ...a, origin: origins[a.platform] } : a));
+export function validateAdapter(a) {
+  const errors = [];
+  if (!PLATFORMS.includes(a.platform)) errors.push("platform must be one of " + PLATFORMS.join(", "));
+  try {
+    const u = new URL(a.origin);
+    if (u.pathname !== "/" || u.search) errors.push("origin must be scheme://host[:port]");
+  } catch {
+    errors.push("origin must be a URL");
+  }
+  for (const k of ["inputSelector", "sendSelector", "replySelector"]) {
+    if (typeof a[k] !== "string" || a[k] === "") errors.push(k + " is required");
+  }
+  if (!Array.isArray(a.endpoints)) errors.push("endpoints must be an array");
+  return errors;
 }
 
-// platformForURL names the adapter whose origin serves url, or ''.
-export function platformForURL(adapters, url) {
-  let o;
-  try { o = new URL(url).origin; } catch { return ''; }
-  const a = adapters.find((x) => x.origin === o);
-  return a ? a.platform : '';
-}
-
-// cutQuery drops query and fragment: they may carry tokens (protocol rule).
-export function cutQuery(path) {
-  return String(path).split(/[?#]/)[0];
+// adapterFor finds the adapter whose origin serves url.
+export function adapterFor(adapters, url) {
+  let origin;
+  try {
+    origin = new URL(url).origin;
+  } catch {
+    return undefined;
+  }
+  return adapters.find((a) => new URL(a.origin).origin === origin);
 }

@@ -1,8 +1,24 @@
-// Capped exponential backoff with full jitter: a daemon restart must not see
-// every browser profile reconnect in the same millisecond, and a long outage
-// must not push the retry interval past capMs.
-export function backoffDelay(attempt, { baseMs = 250, capMs = 10000, random = Math.random } = {}) {
-  const exp = Math.min(capMs, baseMs * 2 ** Math.max(0, attempt));
-  // Half fixed, half random: never 0 (no hot loop), never above the cap.
-  return Math.floor(exp / 2 + random() * (exp / 2));
+// Reconnect delays: capped exponential backoff with full jitter, so a fleet
+// of browsers does not reconnect in lockstep after a daemon restart.
+export function backoffDelay(attempt, { baseMs = 250, maxMs = 15000, random = Math.random } = {}) {
+  const exp = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt));
+  return Math.round(exp / 2 + random() * (exp / 2));
+}
+
+// wsReconnectOptions reads the ws_reconnect action's options under any of
+// the aliases the daemon documents (it sends the canonical names, but a
+// hand-written caller may not).
+export function wsReconnectOptions(opts = {}) {
+  const pick = (...names) => {
+    for (const n of names) {
+      const v = opts[n];
+      if (Number.isInteger(v) && v >= 0) return v;
+    }
+    return undefined;
+  };
+  return {
+    disconnectMs: pick("disconnectMs", "disconnect_ms", "delayMs", "delay_ms") ?? 0,
+    repeatCount: pick("repeatCount", "repeat_count") ?? 1,
+    repeatIntervalMs: pick("repeatIntervalMs", "repeat_interval_ms", "intervalMs", "interval_ms") ?? 1000,
+  };
 }

@@ -27,6 +27,7 @@ func outbound() map[string]func() any {
 		TypeRequestCancel:       func() any { return &RequestCancel{} },
 		TypeAction:              func() any { return &Action{} },
 		TypeError:               func() any { return &Error{} },
+		TypeConversationInject:  func() any { return &ConversationInject{} },
 	}
 }
 
@@ -94,6 +95,7 @@ func allTypes() []string {
 		TypeCredentials, TypeAPIEndpoints, TypeAPIRequest, TypeAPIResponse, TypeStreamOpen,
 		TypeStreamEvent, TypeStreamEnd, TypeStreamError, TypeRequestCancel, TypeAction,
 		TypeActionResult, TypeShellRuntime, TypeKeepalive, TypeError,
+		TypeConversationLink, TypeConversationMessage, TypeConversationInject, TypeInjectResult,
 	}
 }
 

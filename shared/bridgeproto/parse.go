@@ -54,6 +54,10 @@ var inbound = map[string]func() validator{
 	TypeActionResult:  func() validator { return &ActionResult{} },
 	TypeShellRuntime:  func() validator { return &ShellRuntimeUpdate{} },
 	TypeKeepalive:     func() validator { return &Keepalive{} },
+
+	TypeConversationLink:    func() validator { return &ConversationLink{} },
+	TypeConversationMessage: func() validator { return &ConversationMessage{} },
+	TypeInjectResult:        func() validator { return &InjectResult{} },
 }
 
 type validator interface {

@@ -38,6 +38,10 @@ func (h *Hub) dispatch(c *Conn, m bridgeproto.Message) {
 		h.route(c, v.RequestID, kindRequest, v)
 	case *bridgeproto.ActionResult:
 		h.route(c, v.ActionID, kindAction, v)
+	case *bridgeproto.InjectResult:
+		h.route(c, v.InjectID, kindInject, v)
+	case *bridgeproto.ConversationLink, *bridgeproto.ConversationMessage:
+		h.dispatchConversation(c, v)
 	}
 }
 

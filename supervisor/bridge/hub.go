@@ -44,6 +44,8 @@ type Hub struct {
 	// dropped quietly (finished.go); late counts those frames.
 	finished *finishedIDs
 	late     lateFrames
+	// onConversation handles conversation_link and conversation_message.
+	onConversation ConversationHandler
 	// unpaired counts upgraded connections whose hello has not arrived; each
 	// holds a socket and a goroutine for up to AuthTimeout.
 	unpaired int

@@ -36,9 +36,16 @@ type Config struct {
 	RaftSnapshotIntervalMs int64    `hcl:"raft_snapshot_interval_ms,optional"`
 	RaftSnapshotThreshold  int64    `hcl:"raft_snapshot_threshold,optional"`
 	RaftTrailingLogs       int64    `hcl:"raft_trailing_logs,optional"`
-	Bootstrap              bool     `hcl:"bootstrap,optional"`
-	SharedToken            string   `hcl:"shared_token,optional"`
-	AllowedHosts           []string `hcl:"allowed_hosts,optional"`
+
+	// Renewal scheduler (renewal.go, docs/renewal.md); zero = default.
+	RenewalTickMs      int64    `hcl:"renewal_tick_ms,optional"`
+	RenewalIdleMs      int64    `hcl:"renewal_idle_ms,optional"`
+	RenewalMessage     string   `hcl:"renewal_message,optional"`
+	RenewalMaxFailures int      `hcl:"renewal_max_failures,optional"`
+	RenewalMaxRenewals int      `hcl:"renewal_max_renewals,optional"`
+	Bootstrap          bool     `hcl:"bootstrap,optional"`
+	SharedToken        string   `hcl:"shared_token,optional"`
+	AllowedHosts       []string `hcl:"allowed_hosts,optional"`
 	// AllowedOrigins may make state-changing requests from a browser besides
 	// the daemon's own pages (empty by default; see docs/security.md).
 	AllowedOrigins []string `hcl:"allowed_origins,optional"`
@@ -113,6 +120,14 @@ type Config struct {
 	InstrReportMaxBytes   int   `hcl:"instr_report_max_bytes,optional"`      // whole report cap (16384)
 	InstrIngestMaxTextLen int   `hcl:"instr_ingest_max_text_bytes,optional"` // ingest text cap (262144)
 
+	// Agent daemon (agentd; workers/agentd, docs/agentd.md). Defaults in Defaults(), checks in agentd.go.
+	AgentdListen         string `hcl:"agentd_listen,optional"`          // agentd's HTTP address, called by the /v1/agent proxy
+	AgentdSpawn          bool   `hcl:"agentd_spawn,optional"`           // run agentd as a supervised worker
+	AgentdCommand        string `hcl:"agentd_command,optional"`         // the agent child, split on spaces
+	AgentdCodexHome      string `hcl:"agentd_codex_home,optional"`      // CODEX_HOME for the child ("" inherits)
+	AgentdApprovalPolicy string `hcl:"agentd_approval_policy,optional"` // decline | accept
+	// End agentd.
+
 	ConfigFile    string // where the file layer came from, if any
 	TokenFromFile string // set by the supervisor when it generated or read the token file
 }
@@ -127,6 +142,8 @@ func Defaults() Config {
 		MaxBodyBytes: 1 << 20,
 		ShutdownMs:   10000,
 		LogLevel:     "info",
+		// agentd
+		AgentdListen: "127.0.0.1:4319", AgentdCommand: "codex app-server", AgentdApprovalPolicy: "decline",
 		StatusListen: "127.0.0.1:4318",
 		StatusDaemon: "http://127.0.0.1:4317",
 
@@ -138,6 +155,9 @@ func Defaults() Config {
 		ExecRunAsGID:      -1,
 		ExecMaxConcurrent: 32,
 
+		// The pinned id of the bundled extension (extension/manifest.json key).
+		BrowserExtensionIDs: []string{BundledExtensionID},
+
 		WorkerCrashLoopCount:    5,
 		WorkerCrashLoopWindowMs: 60_000,
 		WorkerBackoffBaseMs:     50,
@@ -145,10 +165,6 @@ func Defaults() Config {
 		WorkerDrainTimeoutMs:    0, // derived: exec_timeout_max_ms + 5 s (DrainTimeout)
 		WorkerHealthIntervalMs:  2_000,
 		WorkerHealthyAfterMs:    10_000, // performance (issue 15)
-
-		// browser extension (issue 14): the id pinned by extension/manifest.json's
-		// key, so the unpacked extension connects with no configuration.
-		BrowserExtensionIDs: []string{"cekjompbjnckjmoojnencdellkjmfakk"},
 	}
 }
 
@@ -255,6 +271,8 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validateInstructions()...)
 	errs = append(errs, c.validateGuard()...)
 	errs = append(errs, c.validateCluster()...)
+	errs = append(errs, c.validateRenewal()...)
+	errs = append(errs, c.validateAgentd()...)
 	switch strings.ToLower(c.LogLevel) {
 	case "trace", "debug", "info", "warn", "error":
 	default:
@@ -322,7 +340,7 @@ func envVars() []envVar {
 		{"SVC_WORKER_DRAIN_TIMEOUT_MS", func(c *Config, v string) (err error) { c.WorkerDrainTimeoutMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_HEALTH_INTERVAL_MS", func(c *Config, v string) (err error) { c.WorkerHealthIntervalMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_HEALTHY_AFTER_MS", func(c *Config, v string) (err error) { c.WorkerHealthyAfterMs, err = strconv.Atoi(v); return }},
-	}, append(append(browserEnvVars(), instrEnvVars()...), clusterEnvVars()...)...)
+	}, append(append(append(append(browserEnvVars(), instrEnvVars()...), clusterEnvVars()...), renewalEnvVars()...), agentdEnvVars()...)...)
 }
 
 func applyEnv(c *Config, getenv func(string) string) error {

@@ -1,0 +1,87 @@
+package supervisor
+
+import (
+	"context"
+	"time"
+
+	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/bridgeproto"
+	"github.com/svcd/svcd/supervisor/instructions"
+)
+
+// ingestTimeout bounds one live-ingested reply's whole batch.
+const ingestTimeout = 10 * time.Minute
+
+// onConversation wires the bridge's conversation messages: a link updates
+// the conversation record (this client holds it now); a final AI reply is
+// ingested — its instr blocks run, and the report is injected back — on a
+// goroutine of its own, so the plugin's reader never waits for it.
+func (s *Server) onConversation(clientID string, m bridgeproto.Message) {
+	switch v := m.(type) {
+	case *bridgeproto.ConversationLink:
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := s.convs.Link(ctx, raftstore.ConvLink{LocalID: v.LocalConversationID, Platform: v.Platform, ClientID: clientID,
+			RemoteID: v.RemoteConversationID, URL: v.URL, Title: v.Title}); err != nil {
+			s.log.Warn("could not record a conversation link", "client_id", clientID, "local_conversation_id", v.LocalConversationID, "error", err)
+		}
+	case *bridgeproto.ConversationMessage:
+		msg := instructions.Message{
+			ConvRef:   instructions.ConvRef{Platform: v.Platform, LocalConversationID: v.LocalConversationID, RemoteConversationID: v.RemoteConversationID},
+			MessageID: v.MessageID, Text: v.Text, Role: v.Role,
+		}
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), ingestTimeout)
+			defer cancel()
+			// The message's connection holds the conversation: record it, so
+			// the report goes back to this plugin.
+			if _, err := s.convs.Link(ctx, raftstore.ConvLink{LocalID: v.LocalConversationID, Platform: v.Platform, ClientID: clientID, RemoteID: v.RemoteConversationID}); err != nil {
+				s.log.Warn("could not record a conversation link", "client_id", clientID, "error", err)
+				return
+			}
+			res, err := s.IngestFromBridge(ctx, msg, s.pairedWithSharedToken())
+			if err != nil {
+				s.log.Warn("live ingest failed", "client_id", clientID, "local_conversation_id", v.LocalConversationID, "error", err)
+				return
+			}
+			s.log.Info("live ingest", "client_id", clientID, "local_conversation_id", v.LocalConversationID, "status", res.Status, "task_id", res.TaskID)
+		}()
+	}
+}
+
+// pairedWithSharedToken: plugins paired with the shared token itself (the
+// default) may run host operations through ingest; a separate
+// browser_pairing_token does not grant them.
+func (s *Server) pairedWithSharedToken() bool {
+	return s.cfg.BrowserPairingToken == "" || s.cfg.BrowserPairingToken == s.token
+}
+
+// bridgeInjector types reports into the conversation through the plugin
+// connection that holds it, and waits for its inject_result.
+type bridgeInjector struct{ s *Server }
+
+func (b bridgeInjector) Inject(ctx context.Context, c instructions.ConvRef, kind, text string) (string, error) {
+	conv, ok := b.s.convs.Get(c.LocalConversationID)
+	if !ok || conv.ClientID == "" {
+		return "", api.Unavailable("no_plugin_for_conversation", "no plugin has linked conversation %s; the report stays in the task log", c.LocalConversationID)
+	}
+	if len(text) > bridgeproto.MaxConversationText {
+		text = text[:bridgeproto.MaxConversationText]
+	}
+	res, err := b.s.browser.hub.Inject(ctx, conv.ClientID, bridgeproto.ConversationInject{
+		ConversationRef: bridgeproto.ConversationRef{Platform: c.Platform, LocalConversationID: c.LocalConversationID, RemoteConversationID: c.RemoteConversationID},
+		Kind:            kind, Text: text,
+	})
+	if err != nil {
+		return "", err
+	}
+	if !res.OK {
+		msg := "the plugin could not inject the text"
+		if res.Error != nil && res.Error.Code != "" {
+			msg += " (" + res.Error.Code + ")"
+		}
+		return res.InjectID, api.NewError(502, "inject_failed", "%s", msg)
+	}
+	return res.InjectID, nil
+}
