@@ -281,3 +281,36 @@ func (b *browser) screenshot(t *testing.T, session, name string) {
 	}
 	t.Logf("screenshot %s (%d bytes)", p, len(r.Data))
 }
+
+// TestExtensionInstrLoop: an AI reply with an instr block on the fake site is
+// reported by the extension (conversation_link + conversation_message), the
+// daemon's instruction executor runs it, and the report comes back as
+// conversation_inject, which the extension types into the page after the
+// loop's 2 s wait and sends (the site receives the result marker).
+func TestExtensionInstrLoop(t *testing.T) {
+	b := startBrowser(t)
+	d := extensionDaemon(t)
+	site := newFakeSite("platform_a", "CANARYc1d2")
+	defer site.Close()
+	sw := b.worker()
+	configure(t, b, sw, d, map[string]string{"platform_a": site.URL})
+	waitUntil(t, 15*time.Second, "the extension connected", func() bool { return extConnected(t, d, "chromium-e2e") })
+	b.openTab(site.URL + "/c/abc123")
+	var got string
+	waitUntil(t, 20*time.Second, "the report typed and sent in the page", func() bool {
+		for _, m := range site.sentMessages() {
+			if strings.Contains(m, "[instr-result]") {
+				got = m
+				return true
+			}
+		}
+		return false
+	})
+	if !strings.Contains(got, "@svc::status") || !strings.Contains(got, "成功") {
+		t.Fatalf("the injected report: %q", got)
+	}
+	rm := readModel(t, d, "")
+	if len(rm.AutomationConversations) == 0 {
+		t.Log("note: no automation_conversations in the read model")
+	}
+}

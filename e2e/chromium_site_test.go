@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -17,6 +20,14 @@ type fakeSite struct {
 	canary    string
 	cancelled atomic.Int32
 	cookieOK  atomic.Int32
+	mu        sync.Mutex
+	sent      []string // what the page's send button posted
+}
+
+func (s *fakeSite) sentMessages() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.sent...)
 }
 
 const sitePage = `<!doctype html><meta charset="utf-8"><title>fake %s</title>
@@ -37,6 +48,12 @@ func newFakeSite(name, canary string) *fakeSite {
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprintf(w, sitePage, name, name, canary, canary)
 	})
+	mux.HandleFunc("GET /c/{id}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		page := fmt.Sprintf(sitePage, name, name, canary, canary)
+		reply := "<div class=\"message assistant\" data-message-id=\"m-" + r.PathValue("id") + "\"><pre>Checking the daemon.\n\n```instr\n@svc::status\n```\n</pre></div>"
+		fmt.Fprint(w, strings.Replace(page, "<textarea", reply+"<textarea", 1))
+	})
 	mux.HandleFunc("POST /api/login", func(w http.ResponseWriter, r *http.Request) {
 		// Cookies are per host, not per port: each site names its own.
 		http.SetCookie(w, &http.Cookie{Name: "sid_" + name, Value: canary + "-cookie", Path: "/"})
@@ -44,6 +61,15 @@ func newFakeSite(name, canary string) *fakeSite {
 		fmt.Fprint(w, `{"ok":true}`)
 	})
 	mux.HandleFunc("POST /api/complete", func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Message string `json:"message"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&in)
+		if in.Message != "" {
+			s.mu.Lock()
+			s.sent = append(s.sent, in.Message)
+			s.mu.Unlock()
+		}
 		if c, err := r.Cookie("sid_" + name); err == nil && c.Value == canary+"-cookie" {
 			s.cookieOK.Add(1)
 		}

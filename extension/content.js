@@ -20,9 +20,43 @@
     port.onDisconnect.addListener(() => { window.postMessage({ svcdRelay: nonce, req: { cancel: true } }, '*'); window.removeEventListener('message', onWin); });
   });
 
+  // Conversation reports: the conversation id from the URL (/c/<id>), the
+  // last reply once it stopped changing (final, not a partial), its id from
+  // data-message-id or a hash of its text.
+  let lastUserTyping = 0;
+  document.addEventListener('keydown', (e) => { if (e.isTrusted) lastUserTyping = Date.now(); }, true);
+  const m = location.pathname.match(/\/c\/([A-Za-z0-9._:-]{1,120})/);
+  if (m) {
+    const remote = m[1];
+    const local = 'conv-' + remote;
+    chrome.runtime.sendMessage({ conversation: { kind: 'link', local, remote } });
+    let lastText = '';
+    let stableSince = 0;
+    const sent = new Set();
+    setInterval(async () => {
+      const ad = (await chrome.runtime.sendMessage({ adapterFor: location.href })) || {};
+      const els = document.querySelectorAll(ad.replySelector || '.message.assistant');
+      const el = els[els.length - 1];
+      if (!el) return;
+      const text = el.innerText;
+      if (text !== lastText) { lastText = text; stableSince = Date.now(); return; }
+      if (Date.now() - stableSince < 800) return;
+      let id = el.dataset.messageId;
+      if (!id) {
+        const d = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+        id = 'h-' + [...new Uint8Array(d)].slice(0, 12).map((x) => x.toString(16).padStart(2, '0')).join('');
+      }
+      if (sent.has(id)) return;
+      sent.add(id);
+      chrome.runtime.sendMessage({ conversation: { kind: 'message', local, remote, message_id: id, text } });
+    }, 300);
+  }
+
   chrome.runtime.onMessage.addListener((msg, _s, reply) => {
     if (msg.inject) {
       const ad = msg.adapter;
+      // The user typing stops the loop: nothing is injected over their text.
+      if (Date.now() - lastUserTyping < (msg.waitMs || 2000) + 500) { reply({ ok: false, reason: 'the user is typing', code: 'user_typing' }); return false; }
       const box = document.querySelector(ad.inputSelector);
       if (!box) { reply({ ok: false, reason: 'input box not found' }); return false; }
       box.focus();

@@ -9,6 +9,7 @@ import { sseParser } from './lib/sse.js';
 import { credentialFingerprint as fingerprint, headerNames } from './lib/fingerprint.js';
 
 const VERSION = chrome.runtime.getManifest().version;
+const LOOP_WAIT_MS = 2000; // docs/instructions.md client loop rule 4
 let ws = null;
 let attempt = 0;
 let reconnectTimer = null;
@@ -322,9 +323,12 @@ async function inject(m) {
   const tab = await tabFor(m.platform);
   if (!tab) { send({ type: 'inject_result', inject_id: m.inject_id, ok: false, error: { code: 'no_tab', message: 'no open tab for this platform' } }); return; }
   const ad = (await adapters()).find((a) => a.platform === m.platform);
+  // Loop rule: wait 2 s after a round before typing the report; the page
+  // refuses it if the user typed meanwhile.
+  if (m.kind === 'instruction_report') await new Promise((r) => setTimeout(r, LOOP_WAIT_MS));
   await ensureContent(tab.id);
-  const r = await chrome.tabs.sendMessage(tab.id, { inject: true, text: m.text, adapter: ad });
-  send({ type: 'inject_result', inject_id: m.inject_id, ok: !!(r && r.ok), delivery_ack: r && r.ok ? { level: r.status ? 1 : 0, status_code: r.status || undefined } : undefined, error: r && r.ok ? undefined : { code: 'inject_failed', message: (r && r.reason) || 'the page did not take the text' } });
+  const r = await chrome.tabs.sendMessage(tab.id, { inject: true, text: m.text, adapter: ad, waitMs: LOOP_WAIT_MS });
+  send({ type: 'inject_result', inject_id: m.inject_id, ok: !!(r && r.ok), delivery_ack: r && r.ok ? { level: r.status ? 1 : 0, status_code: r.status || undefined } : undefined, error: r && r.ok ? undefined : { code: (r && r.code) || 'inject_failed', message: (r && r.reason) || 'the page did not take the text' } });
 }
 
 chrome.runtime.onMessage.addListener((msg, sender, reply) => {
@@ -338,6 +342,7 @@ chrome.runtime.onMessage.addListener((msg, sender, reply) => {
     });
     return false;
   }
+  if (msg && msg.adapterFor) { adapters().then((ads) => reply(ads.find((a) => a.platform === platformForURL(ads, msg.adapterFor)) || null)); return true; }
   if (msg && msg.status) { reply({ connected: state.connected, lastError: state.lastError, snapshot: state.snapshot, captured: state.captured }); return false; }
   if (msg && msg.reconnect) { attempt = 0; connect(); return false; }
   if (msg && msg.modeAction) { send({ type: 'action_request', requestId: 'r-' + Date.now(), action: msg.modeAction, reason: 'popup' }); return false; }
