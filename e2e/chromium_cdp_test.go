@@ -133,6 +133,11 @@ func (b *browser) readLoop() {
 
 // call sends one DevTools command (on a session when sessionID is set).
 func (b *browser) call(sessionID, method string, params any, out any) error {
+	return b.callT(20*time.Second, sessionID, method, params, out)
+}
+
+// callT is call with its own bound on the answer.
+func (b *browser) callT(timeout time.Duration, sessionID, method string, params any, out any) error {
 	id := b.nextID.Add(1)
 	ch := make(chan cdpReply, 1)
 	b.mu.Lock()
@@ -160,8 +165,8 @@ func (b *browser) call(sessionID, method string, params any, out any) error {
 			return json.Unmarshal(r.Result, out)
 		}
 		return nil
-	case <-time.After(20 * time.Second):
-		return fmt.Errorf("%s: no answer in 20 s", method)
+	case <-time.After(timeout):
+		return fmt.Errorf("%s: no answer in %s", method, timeout)
 	}
 }
 
