@@ -31,7 +31,15 @@ async function settings() {
   return { daemon: s.daemonURL || 'ws://127.0.0.1:4317/ws/browser', token: s.token || '', clientId: s.clientId, origins: s.origins || {} };
 }
 
-async function adapters() {
+// adapters are read once per worker life and settings change (every relay
+// needs them: re-reading five files per request cost tens of milliseconds).
+let adaptersCache = null;
+function adapters() {
+  if (!adaptersCache) adaptersCache = loadAdapters().catch((e) => { adaptersCache = null; throw e; });
+  return adaptersCache;
+}
+
+async function loadAdapters() {
   const { origins } = await settings();
   const idx = await (await fetch(chrome.runtime.getURL('adapters/index.json'))).json();
   const list = await Promise.all(idx.map((f) => fetch(chrome.runtime.getURL('adapters/' + f)).then((r) => r.json())));
@@ -358,7 +366,7 @@ async function overlayAll() {
 }
 
 // Connect when the settings change, at install/startup, and at every worker load.
-chrome.storage.onChanged.addListener((ch, area) => { if (area === 'local' && (ch.token || ch.daemonURL || ch.origins)) { attempt = 0; if (ws) { const s = ws; ws = null; s.onclose = null; s.close(); } connect(); } });
+chrome.storage.onChanged.addListener((ch, area) => { if (area === 'local' && (ch.token || ch.daemonURL || ch.origins)) { adaptersCache = null; attempt = 0; if (ws) { const s = ws; ws = null; s.onclose = null; s.close(); } connect(); } });
 chrome.alarms.create('svcd-watchdog', { periodInMinutes: 0.5 });
 chrome.alarms.onAlarm.addListener(() => { if (!ws) connect(); });
 chrome.runtime.onStartup.addListener(connect);
