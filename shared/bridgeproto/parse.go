@@ -52,6 +52,10 @@ var inbound = map[string]func() validator{
 	TypeActionResult:  func() validator { return &ActionResult{} },
 	TypeShellRuntime:  func() validator { return &ShellRuntimeUpdate{} },
 	TypeKeepalive:     func() validator { return &Keepalive{} },
+	// Conversation messages (conversations.go).
+	TypeConversationLink:    func() validator { return &ConversationLink{} },
+	TypeConversationMessage: func() validator { return &ConversationMessage{} },
+	TypeInjectResult:        func() validator { return &InjectResult{} },
 }
 
 type validator interface {
@@ -134,6 +138,10 @@ func refID(m Message) string {
 		return clip(v.ActionID)
 	case *ActionRequest:
 		return clip(v.RequestID)
+	case *InjectResult:
+		return clip(v.InjectID)
+	case *ConversationMessage:
+		return clip(v.MessageID)
 	}
 	return ""
 }
