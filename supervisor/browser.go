@@ -70,6 +70,7 @@ func (s *Server) startBrowser(ctx context.Context) error {
 	}()
 	hub.Start()
 	s.browser = b
+	s.wireConversationIngest() // conversation_message → instruction ingest
 	s.modeHooks = append(s.modeHooks, hub.BroadcastSnapshot)
 	s.onClose(func() error {
 		err := hub.Close()

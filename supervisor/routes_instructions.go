@@ -33,7 +33,7 @@ func (s *Server) instructionsSetup() *instructionsSide {
 		Limits: instr.ReportLimits{SectionMaxBytes: section, ReportMaxBytes: report},
 	})
 	side.svc = instructions.NewService(instructions.Deps{
-		Executor: exec, Tasks: side.tasks, Conversations: side.convs, Injector: side.inject, MaxRounds: rounds,
+		Executor: exec, Tasks: side.tasks, Conversations: side.convs, Injector: &bridgeInjector{s: s, log: side.inject}, MaxRounds: rounds,
 		Paused: func() bool { return s.SystemState().Mode == "paused" },
 	})
 	s.instr = side

@@ -38,6 +38,13 @@ func (h *Hub) dispatch(c *Conn, m bridgeproto.Message) {
 		h.route(c, v.RequestID, kindRequest, v)
 	case *bridgeproto.ActionResult:
 		h.route(c, v.ActionID, kindAction, v)
+	// Conversation messages (conversations.go).
+	case *bridgeproto.ConversationLink:
+		h.onConversationLink(c, v)
+	case *bridgeproto.ConversationMessage:
+		h.onConversationMessage(c, v)
+	case *bridgeproto.InjectResult:
+		h.route(c, v.InjectID, kindInject, v)
 	}
 }
 

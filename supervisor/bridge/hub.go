@@ -45,6 +45,7 @@ type Hub struct {
 	unpaired int
 
 	activity *activity
+	convs    convLinks // conversation holders and hooks (conversations.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
