@@ -33,6 +33,13 @@ func handlers() map[string]handler {
 		CmdBrowserActivity:     applyBrowserActivity,
 		CmdBrowserSweep:        applyBrowserSweep,
 		CmdRelaySave:           applyRelaySave,
+
+		CmdConversationLink:      applyConversationLink,
+		CmdConversationMessage:   applyConversationMessage,
+		CmdConversationExecution: applyConversationExecution,
+		CmdConversationAutomate:  applyConversationAutomation,
+		CmdConversationResume:    applyConversationResume,
+		CmdConversationRecover:   applyConversationRecover,
 	}
 }
 

@@ -6,6 +6,8 @@ type State struct {
 	System  SystemState  `json:"system"`
 	Browser BrowserState `json:"browser"`
 	Relay   RelayState   `json:"relay"`
+	// Conversations are the renewal conversation records (conversation.go).
+	Conversations ConversationState `json:"conversations"`
 }
 
 func newState() *State {
@@ -22,4 +24,5 @@ func (s *State) normalize() {
 	}
 	s.Browser.normalize()
 	s.Relay.normalize()
+	s.Conversations.normalize()
 }
