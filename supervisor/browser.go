@@ -244,8 +244,7 @@ func (h bridgeHost) SetMode(ctx context.Context, mode, by, reason string) (syste
 	return h.s.SystemState(), nil
 }
 
-// AutomationConversations is empty until the renewal area exists; the hub
-// already carries the field so plugin overlays can rely on it.
+// AutomationConversations is every renewal conversation's overlay view.
 func (h bridgeHost) AutomationConversations() []bridgeproto.AutomationConversation {
-	return []bridgeproto.AutomationConversation{}
+	return h.s.renewalSvc().Automation()
 }

@@ -53,6 +53,7 @@ func (s *Server) wireConversationIngest() {
 	if s.browser == nil {
 		return
 	}
+	s.browser.hub.OnConversationLink(s.linkConversation)
 	authenticated := s.cfg.BrowserPairingToken == "" || s.cfg.BrowserPairingToken == s.token
 	s.browser.hub.OnConversationMessage(func(ctx context.Context, clientID string, m *bridgeproto.ConversationMessage) {
 		msg := instructions.Message{

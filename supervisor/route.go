@@ -64,6 +64,7 @@ func (s *Server) routeTable() []Route {
 		s.workerRoutes(),
 		s.browserRoutes(),
 		s.instructionRoutes(),
+		s.renewalRoutes(),
 	} {
 		all = append(all, area...)
 	}

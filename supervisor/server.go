@@ -19,6 +19,7 @@ import (
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/supervisor/config"
 	"github.com/svcd/svcd/supervisor/guard"
+	"github.com/svcd/svcd/supervisor/renewal"
 	"github.com/svcd/svcd/supervisor/workermgr"
 )
 
@@ -46,6 +47,9 @@ type Server struct {
 	// modeHooks run after every committed system mode change (the bridge
 	// pushes state_snapshot to every plugin).
 	modeHooks []func()
+	// renew is the renewal conversation area (routes_renewal.go).
+	renew     *renewal.Service
+	renewOnce sync.Once
 	// instr runs instruction blocks and live ingest (routes_instructions.go).
 	instr *instructionsSide
 }
@@ -108,6 +112,7 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 		s.Close()
 		return nil, fmt.Errorf("start browser bridge: %w", err)
 	}
+	s.recoverRenewal(ctx) // leftover execution_state from an abnormal exit
 	s.metrics = newMetrics(s)
 	s.routes = s.routeTable()
 	s.router = s.buildRouter()
