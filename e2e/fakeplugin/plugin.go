@@ -39,6 +39,9 @@ type Options struct {
 	Manual bool
 	// SkipHello dials without pairing (tests of the pairing rules).
 	SkipHello bool
+	// OnInject answers conversation_inject; nil answers ok with delivery
+	// level 1 and status 200; returning nil sends no answer at all.
+	OnInject func(in bridgeproto.ConversationInject) *bridgeproto.InjectResult
 }
 
 // Msg is one received message: its type and raw JSON.
@@ -253,6 +256,11 @@ func (p *Plugin) readLoop() {
 			if json.Unmarshal(data, &a) == nil {
 				go p.answerAction(a)
 			}
+		case bridgeproto.TypeConversationInject:
+			var in bridgeproto.ConversationInject
+			if json.Unmarshal(data, &in) == nil {
+				go p.answerInject(in)
+			}
 		}
 	}
 }
@@ -272,6 +280,18 @@ func (p *Plugin) answerAction(a bridgeproto.Action) {
 		return
 	}
 	res.Type, res.ActionID = bridgeproto.TypeActionResult, a.ActionID
+	_ = p.Send(res)
+}
+
+func (p *Plugin) answerInject(in bridgeproto.ConversationInject) {
+	res := &bridgeproto.InjectResult{OK: true, DeliveryAck: &bridgeproto.DeliveryAck{Level: bridgeproto.DeliveryAnswered, StatusCode: 200}}
+	if p.opts.OnInject != nil {
+		res = p.opts.OnInject(in)
+	}
+	if res == nil {
+		return
+	}
+	res.Type, res.InjectID = bridgeproto.TypeInjectResult, in.InjectID
 	_ = p.Send(res)
 }
 
