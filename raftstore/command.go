@@ -40,6 +40,11 @@ func handlers() map[string]handler {
 		CmdConversationAutomate:  applyConversationAutomation,
 		CmdConversationResume:    applyConversationResume,
 		CmdConversationRecover:   applyConversationRecover,
+
+		CmdTaskStart:           applyTaskStart,
+		CmdTaskLog:             applyTaskLog,
+		CmdTaskFinish:          applyTaskFinish,
+		CmdControllerHeartbeat: applyControllerHeartbeat,
 	}
 }
 

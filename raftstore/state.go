@@ -8,6 +8,9 @@ type State struct {
 	Relay   RelayState   `json:"relay"`
 	// Conversations are the renewal conversation records (conversation.go).
 	Conversations ConversationState `json:"conversations"`
+	// Tasks (task.go) and Controllers (controller.go).
+	Tasks       TaskState       `json:"tasks"`
+	Controllers ControllerState `json:"controllers"`
 }
 
 func newState() *State {
@@ -25,4 +28,6 @@ func (s *State) normalize() {
 	s.Browser.normalize()
 	s.Relay.normalize()
 	s.Conversations.normalize()
+	s.Tasks.normalize()
+	s.Controllers.normalize()
 }
