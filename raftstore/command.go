@@ -44,6 +44,7 @@ func handlers() map[string]handler {
 		CmdTaskStart:           applyTaskStart,
 		CmdTaskLog:             applyTaskLog,
 		CmdTaskFinish:          applyTaskFinish,
+		CmdTaskRecover:         applyTaskRecover,
 		CmdControllerHeartbeat: applyControllerHeartbeat,
 	}
 }

@@ -216,3 +216,22 @@ func clipString(s string, n int) string {
 	}
 	return s[:n]
 }
+
+// CmdTaskRecover marks tasks left running by an abnormal exit as
+// interrupted (run at start-up on the leader, before new work starts).
+const CmdTaskRecover = "task.recover"
+
+// TaskInterrupted is the status of a task its process died under.
+const TaskInterrupted = "interrupted"
+
+func applyTaskRecover(s *State, c Command) (any, error) {
+	n := 0
+	for _, t := range s.Tasks.ByID {
+		if t.Status == TaskRunning {
+			t.Status, t.Summary, t.FinishedAt = TaskInterrupted, "the daemon stopped while this task ran", c.At
+			n++
+		}
+	}
+	s.Tasks.compact()
+	return n, nil
+}

@@ -65,6 +65,7 @@ func (s *Server) routeTable() []Route {
 		s.browserRoutes(),
 		s.instructionRoutes(),
 		s.renewalRoutes(),
+		s.taskRoutes(),
 	} {
 		all = append(all, area...)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/svcd/svcd/shared/instr"
 	"github.com/svcd/svcd/supervisor/instructions"
 	"github.com/svcd/svcd/supervisor/renewal"
+	"github.com/svcd/svcd/supervisor/tasks"
 )
 
 // instructionsSide is the instruction executor and ingest service with the
@@ -17,7 +18,7 @@ import (
 // (the durable ones are wired here when the tasks/renewal area lands).
 type instructionsSide struct {
 	svc     *instructions.Service
-	tasks   *instructions.MemTasks
+	tasks   *tasks.Service
 	convs   *renewal.Service
 	inject  *instructions.MemInjector
 	textCap int
@@ -28,7 +29,7 @@ func (s *Server) instructionsSetup() *instructionsSide {
 		return s.instr
 	}
 	blocks, rounds, section, report, textCap := s.cfg.InstrLimits()
-	side := &instructionsSide{tasks: &instructions.MemTasks{}, convs: s.renewalSvc(), inject: &instructions.MemInjector{}, textCap: textCap}
+	side := &instructionsSide{tasks: s.tasksSvc(), convs: s.renewalSvc(), inject: &instructions.MemInjector{}, textCap: textCap}
 	exec := instructions.NewExecutor(func() http.Handler { return s.handler }, instructions.NewRegistry(), instructions.Options{
 		BlockTimeout: s.cfg.InstrBlockTimeout(), MaxBlocks: blocks,
 		Limits: instr.ReportLimits{SectionMaxBytes: section, ReportMaxBytes: report},

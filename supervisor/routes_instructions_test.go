@@ -38,7 +38,7 @@ func TestIngestFromBridgeCarriesOnlyThePairingsAuthority(t *testing.T) {
 	if len(sent) != 2 || sent[0].Kind != "instruction_report" || sent[0].Conv.LocalConversationID != "c1" || !strings.HasPrefix(sent[0].Text, "[instr-result]") {
 		t.Fatalf("injections: %+v", sent)
 	}
-	tasks := s.instr.tasks.List()
+	tasks := s.instr.tasks.List(0)
 	if len(tasks) != 2 || tasks[0].Kind != "instruction_batch" || tasks[0].Status != "partially_failed" || len(tasks[0].Logs) != 2 {
 		t.Fatalf("tasks: %+v", tasks)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/svcd/svcd/supervisor/config"
 	"github.com/svcd/svcd/supervisor/guard"
 	"github.com/svcd/svcd/supervisor/renewal"
+	"github.com/svcd/svcd/supervisor/tasks"
 	"github.com/svcd/svcd/supervisor/workermgr"
 )
 
@@ -50,6 +51,9 @@ type Server struct {
 	// renew is the renewal conversation area (routes_renewal.go).
 	renew     *renewal.Service
 	renewOnce sync.Once
+	// tasks is the task and controller area (routes_tasks.go).
+	tasks     *tasks.Service
+	tasksOnce sync.Once
 	// instr runs instruction blocks and live ingest (routes_instructions.go).
 	instr *instructionsSide
 }
@@ -113,6 +117,7 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 		return nil, fmt.Errorf("start browser bridge: %w", err)
 	}
 	s.recoverRenewal(ctx) // leftover execution_state from an abnormal exit
+	s.startTasks()        // controller heartbeat
 	s.metrics = newMetrics(s)
 	s.routes = s.routeTable()
 	s.router = s.buildRouter()
