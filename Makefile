@@ -5,7 +5,7 @@ BIN      := bin
 LDFLAGS  := -X github.com/svcd/svcd/shared/version.Commit=$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 FUZZTIME ?= 10s
 
-.PHONY: build run test lint fuzz proto bench clean
+.PHONY: build run test lint fuzz proto bench clean tools
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/svcd ./cmd/svcd
@@ -15,7 +15,14 @@ build:
 run: build
 	./$(BIN)/svcd serve
 
-test: lint
+# The pinned Codex CLI the agentd tests drive (project-local, npm registry).
+CODEX_VERSION ?= 0.169.0
+tools:
+	@test -x .tools/codex/node_modules/.bin/codex || \
+		npm install --no-audit --no-fund --prefix .tools/codex @openai/codex@$(CODEX_VERSION)
+
+test: lint tools
+	node --test extension/test/
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 lint:

@@ -83,6 +83,12 @@ func TestBrowserBridgeGuards(t *testing.T) {
 		"other extension": {"Origin": {"chrome-extension://zzzz"}},
 		"forwarded":       {"X-Forwarded-For": {"203.0.113.9"}},
 		"forwarded rfc":   {"Forwarded": {"for=203.0.113.9"}},
+		"forwarded port":  {"X-Forwarded-Port": {"443"}},
+		"forwarded proto": {"X-Forwarded-Proto": {"https"}},
+		"forwarded host":  {"X-Forwarded-Host": {"svc.example"}},
+		"real ip":         {"X-Real-Ip": {"203.0.113.9"}},
+		"client ip":       {"X-Client-Ip": {"203.0.113.9"}},
+		"empty xff":       {"X-Forwarded-For": {""}},
 	} {
 		_, resp, err := dial("/ws/browser", h, false, d.Token)
 		if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {

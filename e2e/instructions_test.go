@@ -7,8 +7,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/svcd/svcd/e2e/harness"
+	"github.com/svcd/svcd/shared/bridgeproto"
 )
 
 // instrDaemon starts one daemon for the instruction tests with a small round
@@ -207,11 +209,29 @@ func TestInstructions(t *testing.T) {
 	})
 
 	t.Run("ingest: executes, injects, duplicates never run twice", func(t *testing.T) {
+		// A plugin holds the conversation, so the report goes back to it.
+		p := connectPlugin(t, d, "instr-holder", nil)
+		if err := p.Send(bridgeproto.ConversationLink{Type: bridgeproto.TypeConversationLink, ConversationRef: bridgeproto.ConversationRef{
+			Platform: "platform_a", LocalConversationID: "conv-dup", RemoteConversationID: "r-conv-dup"}}); err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, 5*time.Second, "the link", func() bool {
+			return strings.Contains(string(d.Do("GET", "/v1/renewal/conversations/conv-dup", nil).Body), "instr-holder")
+		})
 		log := dir + "/dup.log"
 		text := block("@svc::exec::echo once >> " + log)
 		first := ingest(t, d, "conv-dup", "msg-1", text, true)
 		if first.Ingest.Status != "executed" || first.Ingest.InjectID == "" || first.Ingest.TaskStatus != "succeeded" || !strings.HasPrefix(first.Ingest.Report, "[instr-result]") {
 			t.Fatalf("first: %+v", first.Ingest)
+		}
+		inj, err := p.WaitFor(5*time.Second, bridgeproto.TypeConversationInject, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in bridgeproto.ConversationInject
+		_ = inj.Decode(&in)
+		if in.Kind != "instruction_report" || in.LocalConversationID != "conv-dup" || in.Text != first.Ingest.Report || in.InjectID != first.Ingest.InjectID {
+			t.Fatalf("injected: %+v", in)
 		}
 		if first.Conversation.ExecutionState != "idle" {
 			t.Fatalf("execution_state after the batch: %q", first.Conversation.ExecutionState)

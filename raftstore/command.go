@@ -34,18 +34,25 @@ func handlers() map[string]handler {
 		CmdBrowserSweep:        applyBrowserSweep,
 		CmdRelaySave:           applyRelaySave,
 
-		CmdConversationLink:      applyConversationLink,
-		CmdConversationMessage:   applyConversationMessage,
-		CmdConversationExecution: applyConversationExecution,
-		CmdConversationAutomate:  applyConversationAutomation,
-		CmdConversationResume:    applyConversationResume,
-		CmdConversationRecover:   applyConversationRecover,
+		CmdClusterMember: applyClusterMember,
+		CmdClusterForget: applyClusterForget,
+		CmdClusterLeader: applyClusterLeader,
 
-		CmdTaskStart:           applyTaskStart,
-		CmdTaskLog:             applyTaskLog,
-		CmdTaskFinish:          applyTaskFinish,
-		CmdTaskRecover:         applyTaskRecover,
-		CmdControllerHeartbeat: applyControllerHeartbeat,
+		CmdConvLink:       applyConvLink,
+		CmdConvMessage:    applyConvMessage,
+		CmdConvExecution:  applyConvExecution,
+		CmdConvAutomation: applyConvAutomation,
+		CmdConvRecover:    applyConvRecover,
+
+		CmdTaskStart:  applyTaskStart,
+		CmdTaskLog:    applyTaskLog,
+		CmdTaskFinish: applyTaskFinish,
+
+		CmdJobCreate:  applyJobCreate,
+		CmdJobStart:   applyJobStart,
+		CmdJobFinish:  applyJobFinish,
+		CmdJobRecover: applyJobRecover,
+		CmdTickRecord: applyTickRecord,
 	}
 }
 

@@ -28,8 +28,16 @@ type Config struct {
 	// RaftAddr is the TCP address raft peers use. Empty means a single node
 	// with an in-memory transport: nothing listens, nothing can join.
 	RaftAddr string
+	// RaftAdvertise is the raft address peers dial (default: RaftAddr, which
+	// must then not be a wildcard).
+	RaftAdvertise string
+	// ClusterKey authenticates raft traffic between nodes (required with
+	// RaftAddr): every connection starts with a mutual HMAC handshake.
+	ClusterKey []byte
 	// Bootstrap makes a node with no existing state form a cluster of itself.
 	Bootstrap bool
+	// Timings; zero means the tuned defaults in DefaultTimings.
+	Timings Timings
 	// ApplyTimeout bounds one write when the caller's context has no deadline.
 	ApplyTimeout time.Duration
 	Logger       hclog.Logger
@@ -44,6 +52,7 @@ type Node struct {
 	transport raft.Transport
 	closeT    func() error
 	logger    hclog.Logger
+	hadState  bool // the data dir held raft state when the node opened
 }
 
 // ErrNotLeader is returned by Apply on a node that is not the leader.
@@ -92,31 +101,34 @@ func Open(cfg Config) (*Node, error) {
 		_, t := raft.NewInmemTransport(addr)
 		transport, closeT = t, t.Close
 	} else {
-		tcpAddr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
+		adv := cfg.RaftAdvertise
+		if adv == "" {
+			adv = cfg.RaftAddr
+		}
+		advAddr, err := net.ResolveTCPAddr("tcp", adv)
 		if err != nil {
 			store.Close()
-			return nil, fmt.Errorf("raft address %q: %w", cfg.RaftAddr, err)
+			return nil, fmt.Errorf("raft advertise address %q: %w", adv, err)
 		}
-		t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, tcpAddr, 3, 10*time.Second, logger)
+		sl, err := newAuthStreamLayer(cfg.RaftAddr, advAddr, cfg.ClusterKey, logger)
 		if err != nil {
 			store.Close()
-			return nil, fmt.Errorf("raft transport: %w", err)
+			return nil, fmt.Errorf("raft transport on %s: %w", cfg.RaftAddr, err)
 		}
+		t := raft.NewNetworkTransportWithLogger(sl, 3, 10*time.Second, logger)
 		transport, closeT, addr = t, t.Close, t.LocalAddr()
 	}
 
-	rc := raft.DefaultConfig()
+	rc := cfg.Timings.raftConfig()
 	rc.LocalID = raft.ServerID(cfg.NodeID)
 	rc.Logger = logger
-	// The library's 1 s timings give 2–3 s elections; a local daemon wants to be
-	// serving within a fraction of that.
-	rc.HeartbeatTimeout = 300 * time.Millisecond
-	rc.ElectionTimeout = 300 * time.Millisecond
-	rc.LeaderLeaseTimeout = 150 * time.Millisecond
-	rc.CommitTimeout = 5 * time.Millisecond
-	rc.SnapshotThreshold = 2048
-	rc.TrailingLogs = 1024
 
+	// RecoverCluster leaves the FSM it is given unusable: it gets its own.
+	if err := recoverFromPeersJSON(cfg.DataDir, rc, newFSM(), store, snaps, transport, logger); err != nil {
+		closeT()
+		store.Close()
+		return nil, err
+	}
 	f := newFSM()
 	r, err := raft.NewRaft(rc, f, store, store, snaps, transport)
 	if err != nil {
@@ -125,13 +137,13 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
 	n := &Node{cfg: cfg, raft: r, fsm: f, store: store, transport: transport, closeT: closeT, logger: logger}
-
+	has, err := raft.HasExistingState(store, store, snaps)
+	if err != nil {
+		n.Shutdown()
+		return nil, fmt.Errorf("inspect raft state: %w", err)
+	}
+	n.hadState = has
 	if cfg.Bootstrap {
-		has, err := raft.HasExistingState(store, store, snaps)
-		if err != nil {
-			n.Shutdown()
-			return nil, fmt.Errorf("inspect raft state: %w", err)
-		}
 		if !has {
 			conf := raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: rc.LocalID, Address: addr}}}
 			if err := r.BootstrapCluster(conf).Error(); err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
@@ -143,6 +155,10 @@ func Open(cfg Config) (*Node, error) {
 	}
 	return n, nil
 }
+
+// HadState reports whether the data dir held raft state when the node
+// opened (a restart), as opposed to a fresh data dir.
+func (n *Node) HadState() bool { return n.hadState }
 
 // Apply proposes a command and waits until raft has committed and applied it.
 // It returns the handler's result value.

@@ -6,11 +6,12 @@ type State struct {
 	System  SystemState  `json:"system"`
 	Browser BrowserState `json:"browser"`
 	Relay   RelayState   `json:"relay"`
-	// Conversations are the renewal conversation records (conversation.go).
-	Conversations ConversationState `json:"conversations"`
-	// Tasks (task.go) and Controllers (controller.go).
-	Tasks       TaskState       `json:"tasks"`
-	Controllers ControllerState `json:"controllers"`
+	Cluster ClusterState `json:"cluster"`
+	// Conversations are the renewal area's records; Tasks the work the
+	// daemon runs on someone's behalf.
+	Conversations ConversationsState `json:"conversations"`
+	Tasks         TasksState         `json:"tasks"`
+	Jobs          JobsState          `json:"jobs"`
 }
 
 func newState() *State {
@@ -27,7 +28,8 @@ func (s *State) normalize() {
 	}
 	s.Browser.normalize()
 	s.Relay.normalize()
+	s.Cluster.normalize()
 	s.Conversations.normalize()
 	s.Tasks.normalize()
-	s.Controllers.normalize()
+	s.Jobs.normalize()
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/svcd/svcd/shared/bridgeproto"
 	"github.com/svcd/svcd/shared/systemstate"
 	"github.com/svcd/svcd/supervisor/bridge"
+	"github.com/svcd/svcd/supervisor/relayadmit"
 	"github.com/svcd/svcd/supervisor/workermgr"
 	"github.com/svcd/svcd/workers/relay"
 )
@@ -20,6 +21,7 @@ import (
 type browserSide struct {
 	hub     *bridge.Hub
 	relay   relay.Relay
+	admit   *relayadmit.Admitter // performance (issue 15): leases and batched outcomes
 	flusher *relay.Flusher
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -62,15 +64,19 @@ func (s *Server) startBrowser(ctx context.Context) error {
 	}
 	cancel()
 
+	b.admit = s.relayAdmitter(rl, b.flusher)
+
 	fctx, fcancel := context.WithCancel(context.Background())
 	b.cancel = fcancel
 	go func() {
 		defer close(b.done)
+		admitDone := make(chan struct{})
+		go func() { defer close(admitDone); b.admit.Run(fctx) }()
 		b.flusher.Run(fctx)
+		<-admitDone
 	}()
 	hub.Start()
 	s.browser = b
-	s.wireConversationIngest() // conversation_message → instruction ingest
 	s.modeHooks = append(s.modeHooks, hub.BroadcastSnapshot)
 	s.onClose(func() error {
 		err := hub.Close()
@@ -93,7 +99,7 @@ func (s *Server) relayPolicy() relay.Policy {
 // relayBackend is the engine the supervisor talks to: the relay worker when
 // the process runs workers, otherwise (tests, relay_in_process) an engine in
 // this process.
-func (s *Server) relayBackend(p relay.Policy) relay.Relay {
+func (s *Server) relayBackend(p relay.Policy) relayadmit.Backend {
 	if s.workers == nil || s.cfg.RelayInProcess {
 		return relay.NewEngine(p)
 	}
@@ -158,6 +164,19 @@ func (m *managedRelay) Admit(ctx context.Context, target string) (d relay.Decisi
 func (m *managedRelay) Report(ctx context.Context, o relay.Outcome) (changed bool, err error) {
 	err = m.call(ctx, func(r relay.Relay) error { changed, err = r.Report(ctx, o); return err })
 	return changed, err
+}
+
+// Lease implements relay.Leaser over the worker (see relayadmit).
+func (m *managedRelay) Lease(ctx context.Context, r relay.LeaseRequest) (reply relay.LeaseReply, err error) {
+	err = m.call(ctx, func(rl relay.Relay) error {
+		l, ok := rl.(relay.Leaser)
+		if !ok {
+			return fmt.Errorf("the relay worker's client cannot lease")
+		}
+		reply, err = l.Lease(ctx, r)
+		return err
+	})
+	return reply, err
 }
 
 func (m *managedRelay) Status(ctx context.Context) (st relay.Status, err error) {
@@ -244,7 +263,21 @@ func (h bridgeHost) SetMode(ctx context.Context, mode, by, reason string) (syste
 	return h.s.SystemState(), nil
 }
 
-// AutomationConversations is every renewal conversation's overlay view.
+// AutomationConversations is every linked conversation's automation view,
+// for state_snapshot.browser.automation_conversations (plugin overlays).
 func (h bridgeHost) AutomationConversations() []bridgeproto.AutomationConversation {
-	return h.s.renewalSvc().Automation()
+	out := []bridgeproto.AutomationConversation{}
+	if h.s.convs == nil {
+		return out
+	}
+	for _, c := range h.s.convs.List() {
+		if c.RemoteID == "" {
+			continue // never linked to a plugin conversation
+		}
+		out = append(out, bridgeproto.AutomationConversation{
+			LocalConversationID: c.LocalID, RemoteConversationID: c.RemoteID, Platform: c.Platform,
+			AutomationStatus: c.AutomationStatus, PauseReason: c.PauseReason,
+		})
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -118,7 +119,7 @@ func (s *Server) relayRequest(w http.ResponseWriter, r *http.Request, q *browser
 		return err
 	}
 	ctx := r.Context()
-	dec, err := s.browser.relay.Admit(ctx, sel.Target)
+	dec, err := s.browser.admit.Admit(ctx, sel.Target)
 	if err != nil {
 		if ctx.Err() != nil {
 			return api.NewError(http.StatusServiceUnavailable, "caller_gone", "the caller went away while waiting for the relay")
@@ -135,23 +136,10 @@ func (s *Server) relayRequest(w http.ResponseWriter, r *http.Request, q *browser
 			WithDetails(map[string]any{"retry_after_ms": retry, "reason": dec.Reason, "target": sel.Target})
 	}
 	outcome := relay.Outcome{Target: sel.Target, Cancelled: true, Probe: dec.Probe}
-	defer func() {
-		// The caller has its answer before the engine hears the outcome:
-		// reporting is bookkeeping and must not add a round trip to it.
-		// (Only on success: an error body is written after we return.)
-		if err == nil {
-			_ = http.NewResponseController(w).Flush()
-		}
-		rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		changed, err := s.browser.relay.Report(rctx, outcome)
-		if err != nil {
-			s.log.Warn("relay outcome not reported", "target", sel.Target, "error", err)
-		}
-		if changed {
-			s.browser.flusher.Kick()
-		}
-	}()
+	// The outcome is queued for the relay engine and delivered in a batch,
+	// off the caller's path; the answer (or error body, written after we
+	// return) does not wait for it.
+	defer func() { s.browser.admit.Report(outcome) }()
 
 	timeout := hub.Config().RequestTimeout
 	if q.TimeoutMs > 0 {
@@ -283,13 +271,30 @@ func (s *Server) bufferedRelay(w http.ResponseWriter, r *http.Request, p *bridge
 		}
 		out.Cancelled, out.Status = false, res.Status
 		out.RetryAfterMs = retryAfterMs(res.Headers)
-		api.WriteOK(w, map[string]any{
+		writeBuffered(w, map[string]any{
 			"requestId": res.RequestID, "platform": res.Platform, "clientId": res.ClientID,
 			"status": res.Status, "headers": res.Headers, "body": res.Body,
 			"duration_ms": time.Since(deadline.Add(-timeout)).Milliseconds(),
 		})
 		return nil
 	}
+}
+
+// writeBuffered writes the success envelope around data with its
+// Content-Length, so the caller knows the answer is complete without waiting
+// for the end of a chunked body.
+func writeBuffered(w http.ResponseWriter, data any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(api.Envelope{OK: true, Data: data}); err != nil {
+		api.WriteError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes())
 }
 
 func orGone(err error) error {
@@ -306,14 +311,32 @@ type sseWriter struct {
 }
 
 func (e sseWriter) event(name string, data any) error {
+	if err := e.write(name, data); err != nil {
+		return err
+	}
+	return e.rc.Flush()
+}
+
+// write writes one event without flushing it.
+func (e sseWriter) write(name string, data any) error {
 	b, err := json.Marshal(data)
 	if err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", name, b); err != nil {
-		return err
-	}
-	return e.rc.Flush()
+	_, err = fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", name, b)
+	return err
+}
+
+// sseStreamEvent is a stream_event's data. Its fields are in the order
+// json.Marshal writes a map's keys (sorted), so the bytes are the ones the
+// generic map gave, without building and sorting a map per event.
+type sseStreamEvent struct {
+	ClientID  string `json:"clientId"`
+	Data      string `json:"data"`
+	Event     string `json:"event"`
+	Platform  string `json:"platform"`
+	RequestID string `json:"requestId"`
+	Seq       int64  `json:"seq"`
 }
 
 // streamRelay answers as SSE. Statuses known before the stream (no client,
@@ -349,10 +372,19 @@ func (s *Server) streamRelay(w http.ResponseWriter, r *http.Request, p *bridge.P
 		return sse.event(bridgeproto.TypeStreamOpen, with("status", status, "headers", res.Headers))
 	}
 	var seq int64
+	unflushed := false
 	emit := func(event, data string) error {
 		seq++
 		res.Events = seq
-		return sse.event(bridgeproto.TypeStreamEvent, with("seq", seq, "event", event, "data", data))
+		ev := sseStreamEvent{ClientID: res.ClientID, Data: data, Event: event, Platform: res.Platform, RequestID: res.RequestID, Seq: seq}
+		// A burst of frames that already arrived goes out in one flush; the
+		// loop flushes before it waits for more (unflushed).
+		if len(p.C) > 0 {
+			unflushed = true
+			return sse.write(bridgeproto.TypeStreamEvent, ev)
+		}
+		unflushed = false
+		return sse.event(bridgeproto.TypeStreamEvent, ev)
 	}
 	fail := func(code, msg string) error {
 		res.Error = code
@@ -360,6 +392,13 @@ func (s *Server) streamRelay(w http.ResponseWriter, r *http.Request, p *bridge.P
 		return nil
 	}
 	for {
+		if unflushed && len(p.C) == 0 {
+			unflushed = false
+			if sse.rc.Flush() != nil {
+				s.browser.hub.CancelRemote(p, "caller_gone")
+				return nil
+			}
+		}
 		m, err := s.waitFrame(r.Context(), p, timeout)
 		if err != nil {
 			if errors.Is(err, errCallerGone) {

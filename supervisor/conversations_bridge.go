@@ -2,69 +2,86 @@ package supervisor
 
 import (
 	"context"
-	"fmt"
+	"time"
 
+	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/shared/bridgeproto"
 	"github.com/svcd/svcd/supervisor/instructions"
 )
 
-// bridgeInjector delivers instruction reports over the browser bridge
-// (conversation_inject) to the client holding the conversation. Every
-// injection is also kept in the in-memory log (the instruction routes and
-// their tests read it); without a holding client that log is all there is.
-type bridgeInjector struct {
-	s   *Server
-	log *instructions.MemInjector
+// ingestTimeout bounds one live-ingested reply's whole batch.
+const ingestTimeout = 10 * time.Minute
+
+// onConversation wires the bridge's conversation messages: a link updates
+// the conversation record (this client holds it now); a final AI reply is
+// ingested — its instr blocks run, and the report is injected back — on a
+// goroutine of its own, so the plugin's reader never waits for it.
+func (s *Server) onConversation(clientID string, m bridgeproto.Message) {
+	switch v := m.(type) {
+	case *bridgeproto.ConversationLink:
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := s.convs.Link(ctx, raftstore.ConvLink{LocalID: v.LocalConversationID, Platform: v.Platform, ClientID: clientID,
+			RemoteID: v.RemoteConversationID, URL: v.URL, Title: v.Title}); err != nil {
+			s.log.Warn("could not record a conversation link", "client_id", clientID, "local_conversation_id", v.LocalConversationID, "error", err)
+		}
+	case *bridgeproto.ConversationMessage:
+		msg := instructions.Message{
+			ConvRef:   instructions.ConvRef{Platform: v.Platform, LocalConversationID: v.LocalConversationID, RemoteConversationID: v.RemoteConversationID},
+			MessageID: v.MessageID, Text: v.Text, Role: v.Role,
+		}
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), ingestTimeout)
+			defer cancel()
+			// The message's connection holds the conversation: record it, so
+			// the report goes back to this plugin.
+			if _, err := s.convs.Link(ctx, raftstore.ConvLink{LocalID: v.LocalConversationID, Platform: v.Platform, ClientID: clientID, RemoteID: v.RemoteConversationID}); err != nil {
+				s.log.Warn("could not record a conversation link", "client_id", clientID, "error", err)
+				return
+			}
+			res, err := s.IngestFromBridge(ctx, msg, s.pairedWithSharedToken())
+			if err != nil {
+				s.log.Warn("live ingest failed", "client_id", clientID, "local_conversation_id", v.LocalConversationID, "error", err)
+				return
+			}
+			s.log.Info("live ingest", "client_id", clientID, "local_conversation_id", v.LocalConversationID, "status", res.Status, "task_id", res.TaskID)
+		}()
+	}
 }
 
-// Inject implements instructions.Injector.
-func (b *bridgeInjector) Inject(ctx context.Context, c instructions.ConvRef, kind, text string) (string, error) {
-	id, _ := b.log.Inject(ctx, c, kind, text)
-	if b.s.browser == nil {
-		return id, nil
+// pairedWithSharedToken: plugins paired with the shared token itself (the
+// default) may run host operations through ingest; a separate
+// browser_pairing_token does not grant them.
+func (s *Server) pairedWithSharedToken() bool {
+	return s.cfg.BrowserPairingToken == "" || s.cfg.BrowserPairingToken == s.token
+}
+
+// bridgeInjector types reports into the conversation through the plugin
+// connection that holds it, and waits for its inject_result.
+type bridgeInjector struct{ s *Server }
+
+func (b bridgeInjector) Inject(ctx context.Context, c instructions.ConvRef, kind, text string) (string, error) {
+	conv, ok := b.s.convs.Get(c.LocalConversationID)
+	if !ok || conv.ClientID == "" {
+		return "", api.Unavailable("no_plugin_for_conversation", "no plugin has linked conversation %s; the report stays in the task log", c.LocalConversationID)
 	}
-	hub := b.s.browser.hub
-	if _, _, ok := hub.ConversationHolder(c.LocalConversationID); !ok {
-		return id, nil
+	if len(text) > bridgeproto.MaxConversationText {
+		text = text[:bridgeproto.MaxConversationText]
 	}
-	res, err := hub.Inject(ctx, bridgeproto.ConversationInject{
-		InjectID: id + "-" + c.LocalConversationID, Platform: c.Platform,
-		LocalConversationID: c.LocalConversationID, RemoteConversationID: c.RemoteConversationID,
-		Kind: kind, Text: text,
+	res, err := b.s.browser.hub.Inject(ctx, conv.ClientID, bridgeproto.ConversationInject{
+		ConversationRef: bridgeproto.ConversationRef{Platform: c.Platform, LocalConversationID: c.LocalConversationID, RemoteConversationID: c.RemoteConversationID},
+		Kind:            kind, Text: text,
 	})
 	if err != nil {
-		return id, err
+		return "", err
 	}
 	if !res.OK {
-		code, msg := "inject_failed", ""
-		if res.Error != nil {
-			code, msg = res.Error.Code, res.Error.Message
+		msg := "the plugin could not inject the text"
+		if res.Error != nil && res.Error.Code != "" {
+			msg += " (" + res.Error.Code + ")"
 		}
-		return res.InjectID, fmt.Errorf("%s: %s", code, msg)
+		return res.InjectID, api.NewError(502, "inject_failed", "%s", msg)
 	}
 	return res.InjectID, nil
-}
-
-// wireConversationIngest sends every conversation_message a paired plugin
-// delivers into instruction ingest. A paired connection has proven the
-// pairing token; it carries the shared token's authority only when the
-// pairing token is the shared token.
-func (s *Server) wireConversationIngest() {
-	if s.browser == nil {
-		return
-	}
-	s.browser.hub.OnConversationLink(s.linkConversation)
-	authenticated := s.cfg.BrowserPairingToken == "" || s.cfg.BrowserPairingToken == s.token
-	s.browser.hub.OnConversationMessage(func(ctx context.Context, clientID string, m *bridgeproto.ConversationMessage) {
-		msg := instructions.Message{
-			ConvRef:   instructions.ConvRef{Platform: m.Platform, LocalConversationID: m.LocalConversationID, RemoteConversationID: m.RemoteConversationID},
-			MessageID: m.MessageID, Text: m.Text, Role: m.Role,
-		}
-		res, err := s.IngestFromBridge(ctx, msg, authenticated)
-		if err != nil {
-			s.log.Warn("conversation message not ingested", "client_id", clientID, "local_conversation_id", m.LocalConversationID, "message_id", m.MessageID, "error", err)
-			return
-		}
-		s.log.Debug("conversation message ingested", "client_id", clientID, "local_conversation_id", m.LocalConversationID, "status", res.Status)
-	})
 }

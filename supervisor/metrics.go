@@ -44,8 +44,16 @@ func newMetrics(s *Server) *metrics {
 			return float64(pick(s.node.Role()))
 		}
 	}
+	lateFrames := func() float64 {
+		if s.browser == nil || s.browser.hub == nil {
+			return 0
+		}
+		return float64(s.browser.hub.LateFrames())
+	}
 	m.reg.MustRegister(
 		m.requests, m.latency,
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "svcd_browser_late_frames_total",
+			Help: "Plugin frames dropped quietly because their request or action had just finished (answered, cancelled, timed out)."}, lateFrames),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svcd_raft_leader", Help: "1 when this node is the raft leader."}, isLeader),

@@ -37,6 +37,9 @@ type Route struct {
 	Raw     bool      // Handle writes the whole response itself (HTML, text, streams, WebSocket)
 	NoLimit bool      // no body cap (WebSocket upgrades, streams)
 	MaxBody int64     // body cap for this route when above zero (default: max_body_bytes)
+	// Local routes run on the node they are sent to even on a standby (host
+	// operations act on this host); other writes are forwarded to the leader.
+	Local bool
 }
 
 // Field documents one request field or query parameter.
@@ -63,9 +66,11 @@ func (s *Server) routeTable() []Route {
 		s.hostopsRoutes(),
 		s.workerRoutes(),
 		s.browserRoutes(),
-		s.instructionRoutes(),
+		s.clusterRoutes(),
 		s.renewalRoutes(),
 		s.taskRoutes(),
+		s.instructionRoutes(),
+		s.agentRoutes(),
 	} {
 		all = append(all, area...)
 	}

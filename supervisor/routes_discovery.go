@@ -32,7 +32,7 @@ func (s *Server) discoveryRoutes() []Route {
 		d(http.MethodGet, "/v1/capabilities", "capabilities", KindRead, "Enabled capabilities split into read, write and diagnostic endpoints, plus cautions.", s.handleCapabilities),
 		healthz,
 		readyz,
-		d(http.MethodGet, "/rolez", "rolez", KindDiagnostic, "This node's leader/standby view from raft.", func(w http.ResponseWriter, r *http.Request) error { api.WriteOK(w, s.node.Role()); return nil }),
+		d(http.MethodGet, "/rolez", "rolez", KindDiagnostic, "This node's leader/standby view from raft.", func(w http.ResponseWriter, r *http.Request) error { api.WriteOK(w, s.roleView()); return nil }),
 		d(http.MethodGet, "/v1/runtime", "runtime", KindDiagnostic, "Runtime snapshot: process, memory, goroutines, config summary, raft.", s.handleRuntime),
 		metrics,
 	}
@@ -45,8 +45,9 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
-	role := s.node.Role()
-	body := map[string]any{"ready": role.Role == raftstore.RoleLeader, "role": role.Role, "leader_id": role.LeaderID, "leader_addr": role.LeaderAddr}
+	v := s.roleView()
+	role := v.RoleInfo
+	body := map[string]any{"ready": role.Role == raftstore.RoleLeader, "role": role.Role, "leader_id": role.LeaderID, "leader_addr": role.LeaderAddr, "leader_api": v.LeaderAPI, "term": role.Term}
 	if role.Role == raftstore.RoleLeader || r.URL.Query().Get("standbyok") == "true" {
 		body["ready"] = true
 		api.WriteOK(w, body)

@@ -22,7 +22,7 @@ const DefaultExecTimeoutMs = 30000
 // before the body is read and before the worker is asked for anything.
 func (s *Server) hostopsRoutes() []Route {
 	h := func(path, name, kind, summary string, body []Field, fn HandlerFn) Route {
-		return Route{Method: http.MethodPost, Path: path, Name: name, Area: "hostops", Scope: ScopeControl, Kind: kind, Auth: true, Summary: summary, Body: body, Handle: fn}
+		return Route{Method: http.MethodPost, Path: path, Name: name, Area: "hostops", Scope: ScopeControl, Kind: kind, Auth: true, Local: true, Summary: summary, Body: body, Handle: fn}
 	}
 	write := h("/v1/files/write", "hostops.files.write", KindWrite,
 		"Write a file atomically (temporary file, fsync, rename; an existing file keeps its mode). Outcome in data.ok.",

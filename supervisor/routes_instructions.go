@@ -9,8 +9,6 @@ import (
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/shared/instr"
 	"github.com/svcd/svcd/supervisor/instructions"
-	"github.com/svcd/svcd/supervisor/renewal"
-	"github.com/svcd/svcd/supervisor/tasks"
 )
 
 // instructionsSide is the instruction executor and ingest service with the
@@ -18,9 +16,6 @@ import (
 // (the durable ones are wired here when the tasks/renewal area lands).
 type instructionsSide struct {
 	svc     *instructions.Service
-	tasks   *tasks.Service
-	convs   *renewal.Service
-	inject  *instructions.MemInjector
 	textCap int
 }
 
@@ -29,13 +24,13 @@ func (s *Server) instructionsSetup() *instructionsSide {
 		return s.instr
 	}
 	blocks, rounds, section, report, textCap := s.cfg.InstrLimits()
-	side := &instructionsSide{tasks: s.tasksSvc(), convs: s.renewalSvc(), inject: &instructions.MemInjector{}, textCap: textCap}
+	side := &instructionsSide{textCap: textCap}
 	exec := instructions.NewExecutor(func() http.Handler { return s.handler }, instructions.NewRegistry(), instructions.Options{
 		BlockTimeout: s.cfg.InstrBlockTimeout(), MaxBlocks: blocks,
 		Limits: instr.ReportLimits{SectionMaxBytes: section, ReportMaxBytes: report},
 	})
 	side.svc = instructions.NewService(instructions.Deps{
-		Executor: exec, Tasks: side.tasks, Conversations: side.convs, Injector: &bridgeInjector{s: s, log: side.inject}, MaxRounds: rounds,
+		Executor: exec, Tasks: s.tasks, Conversations: s.convs, Injector: bridgeInjector{s}, MaxRounds: rounds,
 		Paused: func() bool { return s.SystemState().Mode == "paused" },
 	})
 	s.instr = side
@@ -46,11 +41,11 @@ func (s *Server) instructionRoutes() []Route {
 	side := s.instructionsSetup()
 	bodyCap := int64(2*side.textCap + 64<<10)
 	return []Route{
-		{Method: http.MethodPost, Path: "/v1/instructions/run", Name: "instructions.run", Area: "instructions", Scope: ScopeBusiness, Kind: KindWrite, MaxBody: bodyCap,
+		{Method: http.MethodPost, Path: "/v1/instructions/run", Name: "instructions.run", Area: "instructions", Scope: ScopeBusiness, Kind: KindWrite, MaxBody: bodyCap, Local: true,
 			Body:    []Field{{Name: "text", Type: "string", Required: true, Note: "an AI reply holding ```instr blocks (see instructions in this describe)"}},
 			Summary: "Parse the instr blocks of text and run them in parallel through this daemon's own routes with the caller's Authorization; answers the report and one structured result per instruction. Recorded as a task of kind instruction_batch.",
 			Handle:  s.handleInstructionsRun},
-		{Method: http.MethodPost, Path: "/v1/instructions/ingest", Name: "instructions.ingest", Area: "instructions", Scope: ScopeBusiness, Kind: KindWrite, MaxBody: bodyCap,
+		{Method: http.MethodPost, Path: "/v1/instructions/ingest", Name: "instructions.ingest", Area: "instructions", Scope: ScopeBusiness, Kind: KindWrite, MaxBody: bodyCap, Local: true,
 			Body: []Field{
 				{Name: "platform", Type: "string", Required: true, Note: "platform_a, platform_b or platform_c"},
 				{Name: "local_conversation_id", Type: "string", Required: true, Note: "1-128 bytes of [A-Za-z0-9._:-]"},
@@ -125,7 +120,7 @@ func (s *Server) handleInstructionsIngest(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	conv, _ := side.convs.Get(req.LocalConversationID)
+	conv, _ := s.convs.Get(req.LocalConversationID)
 	api.WriteOK(w, map[string]any{"ingest": res, "conversation": conv})
 	return nil
 }

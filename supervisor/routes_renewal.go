@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -11,117 +12,206 @@ import (
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/shared/bridgeproto"
-	"github.com/svcd/svcd/supervisor/instructions"
 	"github.com/svcd/svcd/supervisor/renewal"
+	"github.com/svcd/svcd/supervisor/workermgr"
+	"github.com/svcd/svcd/workers/scheduler"
 )
 
-// renewalSvc is the conversation area, built on first use. Its writes push
-// a fresh state_snapshot to every plugin (SPEC.md: after renewal writes).
-func (s *Server) renewalSvc() *renewal.Service {
-	s.renewOnce.Do(func() {
-		s.renew = renewal.New(bridgeHost{s}, func() {
-			if s.browser != nil {
-				s.browser.hub.BroadcastSnapshot()
-			}
+// setupRenewal wires the conversation store's change hook (state_snapshot
+// to every plugin) and the scheduler driver, which follows leadership: on
+// becoming leader, leftovers of an abnormal exit are recovered (execution
+// states to idle, running jobs to pending) and ticking starts; on losing it,
+// ticking stops. Only the leader's scheduler dispatches.
+func (s *Server) setupRenewal() {
+	s.convs.Changed = func() {
+		if s.browser != nil && s.browser.hub != nil {
+			s.browser.hub.BroadcastSnapshot()
+		}
+	}
+	rs := s.cfg.Renewal()
+	inject := func(ctx context.Context, clientID string, m bridgeproto.ConversationInject) (*bridgeproto.InjectResult, error) {
+		if clientID == "" {
+			return nil, api.Unavailable("no_plugin_for_conversation", "no plugin has linked this conversation")
+		}
+		return s.browser.hub.Inject(ctx, clientID, m)
+	}
+	tick := func(ctx context.Context, host scheduler.Host, now time.Time, set scheduler.Settings) (scheduler.Result, error) {
+		var res scheduler.Result
+		err := workermgr.Call(ctx, s.workers, scheduler.Name, func(w scheduler.Scheduler, _ *workermgr.Lease) error {
+			var err error
+			res, err = w.Tick(ctx, host, now, set)
+			return err
 		})
+		return res, err
+	}
+	s.sched = renewal.NewDriver(s.convs, func() string { return s.SystemState().Mode }, inject, tick,
+		scheduler.Settings{IdleAfterMs: rs.IdleAfterMs, Message: rs.Message, MaxFailures: rs.MaxFailures, MaxRenewals: rs.MaxRenewals, MaxPerTick: 100},
+		rs.Tick, s.log.Named("scheduler"))
+	s.OnLeadership(func(leader bool) {
+		if !leader {
+			s.sched.Stop()
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if n, err := s.convs.Recover(ctx); err != nil {
+			s.log.Warn("could not reset leftover conversation execution states", "error", err)
+		} else if n > 0 {
+			s.log.Info("conversation execution states reset to idle after an abnormal exit", "count", n)
+		}
+		if n, err := s.convs.RecoverJobs(ctx); err != nil {
+			s.log.Warn("could not return running renewal jobs to pending", "error", err)
+		} else if n > 0 {
+			s.log.Info("renewal jobs left running returned to pending", "count", n)
+		}
+		if s.cfg.WorkerExecutable != "" {
+			s.sched.Start()
+		}
 	})
-	return s.renew
 }
-
-// recoverRenewal clears execution_state left over from an abnormal exit
-// (SPEC.md "On daemon start"); only the leader writes.
-func (s *Server) recoverRenewal(ctx context.Context) {
-	if !s.node.IsLeader() {
-		return
-	}
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	n, err := s.renewalSvc().Recover(rctx)
-	if err != nil {
-		s.log.Warn("conversation recovery failed", "error", err)
-		return
-	}
-	if n > 0 {
-		s.log.Info("cleared leftover conversation execution state", "conversations", n)
-	}
-}
-
-// linkConversation records the holder of a conversation the bridge saw.
-func (s *Server) linkConversation(ctx context.Context, clientID string, l bridgeproto.ConversationLink) {
-	if _, err := s.renewalSvc().Link(ctx, clientID, l); err != nil {
-		s.log.Warn("conversation link not stored", "client_id", clientID, "local_conversation_id", l.LocalConversationID, "error", err)
-	}
-}
-
-const convPath = "/v1/renewal/conversations/{local_conversation_id}"
 
 func (s *Server) renewalRoutes() []Route {
 	set := func(status string) HandlerFn {
-		return func(w http.ResponseWriter, r *http.Request) error { return s.handleSetAutomation(w, r, status) }
+		return func(w http.ResponseWriter, r *http.Request) error { return s.handleConvSet(w, r, status) }
 	}
+	path := "/v1/renewal/conversations/{local_conversation_id}"
 	return []Route{
+		{Method: http.MethodGet, Path: "/v1/renewal/jobs", Name: "renewal.jobs", Area: "renewal", Scope: ScopeBusiness, Kind: KindRead,
+			Query: []Field{
+				{Name: "local_conversation_id", Type: "string", Note: "one conversation's jobs (404 if unknown)"},
+				{Name: "limit", Type: "integer", Default: 50, Note: "1 to 500"},
+			},
+			Summary: "Renewal jobs newest first: job_id, local_conversation_id, message, due_at, attempts, status (pending, running, done, failed, canceled), last_error, delivery_ack, inject_id, timestamps; plus the scheduler's tick record (skipped_system_paused).",
+			Handle:  s.handleJobs},
+		{Method: http.MethodGet, Path: "/v1/renewal/scheduler", Name: "renewal.scheduler", Area: "renewal", Scope: ScopeBusiness, Kind: KindRead,
+			Summary: "The scheduler: whether this node ticks (leader only), its settings, the last tick's result and error, and the durable tick record (total, skipped_system_paused, last times).",
+			Handle:  s.handleScheduler},
 		{Method: http.MethodGet, Path: "/v1/renewal/conversations", Name: "renewal.conversations", Area: "renewal", Scope: ScopeBusiness, Kind: KindRead,
-			Summary: "Every renewal conversation record, by local_conversation_id.",
-			Handle: func(w http.ResponseWriter, r *http.Request) error {
-				api.WriteOK(w, map[string]any{"conversations": s.renewalSvc().List()})
-				return nil
-			}},
-		{Method: http.MethodGet, Path: convPath, Name: "renewal.conversation", Area: "renewal", Scope: ScopeBusiness, Kind: KindRead,
-			Summary: "One conversation: automation_status, pause_reason, last_error, execution_state, consecutive_failure_count, repeated_message_count, repeated_renewal_count, last_non_paused_automation_status.",
-			Handle: func(w http.ResponseWriter, r *http.Request) error {
-				c, err := s.conversationOf(r)
-				if err != nil {
-					return err
-				}
-				api.WriteOK(w, c)
-				return nil
-			}},
-		{Method: http.MethodPost, Path: convPath + "/manual", Name: "renewal.manual", Area: "renewal", Scope: ScopeBusiness, Kind: KindWrite,
-			Summary: "Set the conversation manual: no automatic generation or advancement.", Handle: set(raftstore.AutomationManual)},
-		{Method: http.MethodPost, Path: convPath + "/auto", Name: "renewal.auto", Area: "renewal", Scope: ScopeBusiness, Kind: KindWrite,
-			Summary: "Set the conversation auto: the projector and dispatcher may advance it.", Handle: set(raftstore.AutomationAuto)},
-		{Method: http.MethodPost, Path: convPath + "/paused", Name: "renewal.paused", Area: "renewal", Scope: ScopeBusiness, Kind: KindWrite,
-			Body:    []Field{{Name: "pause_reason", Type: "string", Note: "why (≤1024 bytes)"}},
-			Summary: "Pause the conversation; it and its jobs are kept, nothing advances.", Handle: set(raftstore.AutomationPaused)},
+			Query:   []Field{{Name: "limit", Type: "integer", Default: 100, Note: "1 to 1000"}},
+			Summary: "Renewal conversations, most recently updated first (fields as in the single read).",
+			Handle:  s.handleConvList},
+		{Method: http.MethodGet, Path: path, Name: "renewal.conversation", Area: "renewal", Scope: ScopeBusiness, Kind: KindRead,
+			Summary: "One conversation: automation_status (manual, auto, paused), pause_reason, last_error, execution_state (idle, instruction_running, renewal_running), consecutive_failure_count, repeated_message_count, repeated_renewal_count, last_non_paused_automation_status, platform, client_id, remote_conversation_id and timestamps. 404 unknown_conversation.",
+			Handle:  s.handleConvGet},
+		{Method: http.MethodPost, Path: path + "/manual", Name: "renewal.manual", Area: "renewal", Scope: ScopeBusiness, Kind: KindWrite,
+			Summary: "Set manual: no automatic generation or advancement. Answers the record; the plugins get a state_snapshot.", Handle: set(raftstore.AutoManual)},
+		{Method: http.MethodPost, Path: path + "/auto", Name: "renewal.auto", Area: "renewal", Scope: ScopeBusiness, Kind: KindWrite,
+			Summary: "Set auto: the projector and dispatcher may advance it. Answers the record; the plugins get a state_snapshot.", Handle: set(raftstore.AutoAuto)},
+		{Method: http.MethodPost, Path: path + "/paused", Name: "renewal.paused", Area: "renewal", Scope: ScopeBusiness, Kind: KindWrite,
+			Body:    []Field{{Name: "pause_reason", Type: "string", Note: "at most 1024 bytes"}},
+			Summary: "Set paused (optional pause_reason): the record and its jobs are kept, nothing advances. Answers the record; the plugins get a state_snapshot.", Handle: set(raftstore.AutoPaused)},
 	}
 }
 
-// conversationOf reads the record named by the path (404 when unknown).
-func (s *Server) conversationOf(r *http.Request) (raftstore.Conversation, error) {
+func (s *Server) convID(r *http.Request) (string, error) {
 	id := mux.Vars(r)["local_conversation_id"]
-	if !bridgeproto.ValidConversationID(id) {
-		return raftstore.Conversation{}, api.Unprocessable("invalid_local_conversation_id", "local_conversation_id must be 1-128 bytes of [A-Za-z0-9._:-]")
+	if !renewal.ValidID(id) {
+		return "", api.Unprocessable("invalid_local_conversation_id", "local_conversation_id must be 1-128 characters of [A-Za-z0-9._:-]")
 	}
-	c, ok := s.renewalSvc().Get(id)
+	return id, nil
+}
+
+func (s *Server) handleConvGet(w http.ResponseWriter, r *http.Request) error {
+	id, err := s.convID(r)
+	if err != nil {
+		return err
+	}
+	c, ok := s.convs.Get(id)
 	if !ok {
-		return raftstore.Conversation{}, api.NotFound("conversation_not_found", "no conversation %s (a plugin links it with conversation_link)", id)
+		return api.NotFound("unknown_conversation", "no conversation %q; GET /v1/renewal/conversations lists them", id)
 	}
-	return c, nil
+	api.WriteOK(w, c)
+	return nil
 }
 
-type automationRequest struct {
-	PauseReason string `json:"pause_reason"`
-}
-
-func (s *Server) handleSetAutomation(w http.ResponseWriter, r *http.Request, status string) error {
-	var req automationRequest
-	if err := s.decode(r, &req); err != nil {
-		return err
-	}
-	if status != raftstore.AutomationPaused && req.PauseReason != "" {
-		return api.Unprocessable("invalid_field", "pause_reason is only taken by .../paused")
-	}
-	if len(req.PauseReason) > maxReasonLen || !utf8.ValidString(req.PauseReason) {
-		return api.Unprocessable("invalid_field", "pause_reason must be valid UTF-8 of at most %d bytes", maxReasonLen)
-	}
-	c, err := s.conversationOf(r)
+func (s *Server) handleConvList(w http.ResponseWriter, r *http.Request) error {
+	limit, err := queryLimit(r, "limit", 100, 1000)
 	if err != nil {
 		return err
 	}
-	out, err := s.renewalSvc().Automate(r.Context(), instructions.ConvRef{Platform: c.Platform, LocalConversationID: c.LocalConversationID, RemoteConversationID: c.RemoteConversationID}, status, req.PauseReason)
+	all := s.convs.List()
+	total := len(all)
+	if len(all) > limit {
+		all = all[:limit]
+	}
+	api.WriteOK(w, map[string]any{"conversations": all, "count": len(all), "total": total})
+	return nil
+}
+
+func (s *Server) handleConvSet(w http.ResponseWriter, r *http.Request, status string) error {
+	id, err := s.convID(r)
 	if err != nil {
 		return err
 	}
-	api.WriteOK(w, out)
+	var body struct {
+		PauseReason string `json:"pause_reason"`
+	}
+	if err := s.decode(r, &body); err != nil {
+		return err
+	}
+	if status != raftstore.AutoPaused && body.PauseReason != "" {
+		return api.Unprocessable("invalid_field", "pause_reason only goes with .../paused")
+	}
+	if len(body.PauseReason) > 1024 || !utf8.ValidString(body.PauseReason) {
+		return api.Unprocessable("invalid_field", "pause_reason must be valid UTF-8 of at most 1024 bytes")
+	}
+	if _, ok := s.convs.Get(id); !ok {
+		return api.NotFound("unknown_conversation", "no conversation %q: a conversation exists once the plugin has linked it", id)
+	}
+	c, err := s.convs.SetStatus(r.Context(), id, status, body.PauseReason)
+	if err != nil {
+		return err
+	}
+	api.WriteOK(w, c)
+	return nil
+}
+
+// queryLimit parses a limit query parameter: absent gives def; not a whole
+// number is a 400; outside 1..max a 422.
+func queryLimit(r *http.Request, name string, def, max int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, api.BadRequest("invalid_query", "%s must be a whole number", name)
+	}
+	if n < 1 || n > max {
+		return 0, api.Unprocessable("invalid_query", "%s must be 1 to %d, got %d", name, max, n)
+	}
+	return n, nil
+}
+
+func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) error {
+	limit, err := queryLimit(r, "limit", 50, 500)
+	if err != nil {
+		return err
+	}
+	id := r.URL.Query().Get("local_conversation_id")
+	if id != "" {
+		if !renewal.ValidID(id) {
+			return api.Unprocessable("invalid_local_conversation_id", "local_conversation_id must be 1-128 characters of [A-Za-z0-9._:-]")
+		}
+		if _, ok := s.convs.Get(id); !ok {
+			return api.NotFound("unknown_conversation", "no conversation %q", id)
+		}
+	}
+	jobs := s.convs.Jobs(id, limit)
+	if jobs == nil {
+		jobs = []raftstore.RenewalJob{}
+	}
+	api.WriteOK(w, map[string]any{"jobs": jobs, "count": len(jobs), "ticks": s.convs.Ticks()})
+	return nil
+}
+
+func (s *Server) handleScheduler(w http.ResponseWriter, r *http.Request) error {
+	running, last, lastErr := s.sched.Status()
+	rs := s.cfg.Renewal()
+	api.WriteOK(w, map[string]any{
+		"ticking": running, "leader": s.node.IsLeader(), "last_tick": last, "last_error": lastErr, "ticks": s.convs.Ticks(),
+		"settings": map[string]any{"tick_ms": rs.Tick.Milliseconds(), "idle_ms": rs.IdleAfterMs, "message": rs.Message,
+			"max_failures": rs.MaxFailures, "max_renewals": rs.MaxRenewals},
+	})
 	return nil
 }

@@ -28,5 +28,50 @@ func (s *Server) statusRoutes() []Route {
 // the status wrapper uses on what it fetches.
 func (s *Server) statusSnapshot() status.Snapshot {
 	st := s.SystemState()
-	return status.Assemble(status.Input{System: &st, Source: "local", Workers: s.workerStatus(), Now: time.Now()})
+	return status.Assemble(status.Input{System: &st, Source: "local", Workers: s.workerStatus(), Cluster: s.clusterStatus(),
+		Convs: s.convStatus(), Tasks: s.taskStatus(), Now: time.Now()})
+}
+
+// clusterStatus is the member list for /v1/status and the panel; a lone
+// node (no peers) shows none.
+func (s *Server) clusterStatus() []status.Member {
+	if !s.node.HasPeers() {
+		return nil
+	}
+	members, err := s.node.Members()
+	if err != nil {
+		return nil
+	}
+	out := make([]status.Member, 0, len(members))
+	for _, m := range members {
+		out = append(out, status.Member{NodeID: m.NodeID, Role: m.Role, APIAddr: m.APIAddr, Self: m.Self})
+	}
+	return out
+}
+
+// convStatus is the conversations for the panel (the 20 most recent).
+func (s *Server) convStatus() []status.Conversation {
+	if s.convs == nil {
+		return nil
+	}
+	var out []status.Conversation
+	for i, c := range s.convs.List() {
+		if i == 20 {
+			break
+		}
+		out = append(out, status.Conversation{ID: c.LocalID, AutomationStatus: c.AutomationStatus, ExecutionState: c.ExecutionState, PauseReason: c.PauseReason})
+	}
+	return out
+}
+
+// taskStatus is the 10 most recent tasks for the panel.
+func (s *Server) taskStatus() []status.Task {
+	if s.tasks == nil {
+		return nil
+	}
+	var out []status.Task
+	for _, t := range s.tasks.List("", 10) {
+		out = append(out, status.Task{ID: t.ID, Kind: t.Kind, Status: t.Status})
+	}
+	return out
 }

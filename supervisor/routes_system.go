@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"net/http"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -106,6 +107,31 @@ func (s *Server) SystemState() systemstate.State {
 			Version:     fs.System.Version,
 			ActiveRuns:  []systemstate.Run{},
 		}
+		// The queue and the active runs come from the durable records:
+		// renewal jobs pending/running and tasks queued/running.
+		for _, j := range fs.Jobs.ByID {
+			switch j.Status {
+			case raftstore.JobPending:
+				st.Queue.Pending++
+			case raftstore.JobRunning:
+				st.Queue.Running++
+				run := systemstate.Run{ID: j.ID, Kind: "renewal_job", Subject: j.LocalID}
+				if j.StartedAt != nil {
+					run.StartedAt = *j.StartedAt
+				}
+				st.ActiveRuns = append(st.ActiveRuns, run)
+			}
+		}
+		for _, t := range fs.Tasks.ByID {
+			switch t.Status {
+			case raftstore.TaskQueued:
+				st.Queue.Pending++
+			case raftstore.TaskRunning:
+				st.Queue.Running++
+				st.ActiveRuns = append(st.ActiveRuns, systemstate.Run{ID: t.ID, Kind: t.Kind, Subject: t.Conversation, StartedAt: t.CreatedAt})
+			}
+		}
+		sort.Slice(st.ActiveRuns, func(i, j int) bool { return st.ActiveRuns[i].StartedAt.Before(st.ActiveRuns[j].StartedAt) })
 	})
 	id, addr := s.node.Leader()
 	st.Leader = systemstate.Leader{NodeID: id, Address: addr, Self: s.node.IsLeader()}

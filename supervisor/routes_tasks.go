@@ -1,124 +1,111 @@
 package supervisor
 
 import (
-	"context"
-	"fmt"
 	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/gorilla/mux"
 
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
-	"github.com/svcd/svcd/shared/version"
 	"github.com/svcd/svcd/supervisor/tasks"
 )
-
-// controllerHeartbeat is how often each supervisor refreshes its own
-// controller record.
-const controllerHeartbeat = 5 * time.Second
-
-// tasksSvc is the task and controller area, built on first use.
-func (s *Server) tasksSvc() *tasks.Service {
-	s.tasksOnce.Do(func() { s.tasks = tasks.New(bridgeHost{s}, s.log.Named("tasks")) })
-	return s.tasks
-}
-
-// startTasks runs this supervisor's controller heartbeat until Close.
-func (s *Server) startTasks() {
-	if s.node.IsLeader() {
-		rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if n, err := s.tasksSvc().Recover(rctx); err != nil {
-			s.log.Warn("task recovery failed", "error", err)
-		} else if n > 0 {
-			s.log.Info("marked tasks left running as interrupted", "tasks", n)
-		}
-		rcancel()
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	started := time.Now().UTC()
-	go func() {
-		defer close(done)
-		s.tasksSvc().RunHeartbeats(ctx, controllerHeartbeat, func() (raftstore.Controller, bool) {
-			if !s.node.IsLeader() {
-				return raftstore.Controller{}, false
-			}
-			return raftstore.Controller{NodeID: s.cfg.NodeID, APIAddr: s.cfg.Listen, RaftAddr: s.cfg.RaftAddr,
-				Role: s.node.Role().Role, Version: version.Get().Version, StartedAt: started}, true
-		})
-	}()
-	s.onClose(func() error {
-		cancel()
-		<-done
-		return nil
-	})
-}
 
 func (s *Server) taskRoutes() []Route {
 	return []Route{
 		{Method: http.MethodGet, Path: "/v1/tasks", Name: "tasks.list", Area: "tasks", Scope: ScopeBusiness, Kind: KindRead,
-			Query:   []Field{{Name: "limit", Type: "integer", Default: 50, Note: "1-500"}},
-			Summary: "Recent tasks (instruction batches, renewals), newest first, with their run, status and log size.",
-			Handle: func(w http.ResponseWriter, r *http.Request) error {
-				limit := 50
-				if v := r.URL.Query().Get("limit"); v != "" {
-					n, err := strconv.Atoi(v)
-					if err != nil || n < 1 || n > raftstore.MaxFinishedTasks {
-						return api.Unprocessable("invalid_limit", "limit must be an integer from 1 to %d", raftstore.MaxFinishedTasks)
-					}
-					limit = n
-				}
-				list := s.tasksSvc().List(limit)
-				for i := range list {
-					list[i].Logs = nil // the log is read per task
-				}
-				api.WriteOK(w, map[string]any{"tasks": list})
-				return nil
-			}},
+			Query: []Field{
+				{Name: "status", Type: "string", Note: "queued, running, succeeded, failed, canceled or skipped"},
+				{Name: "limit", Type: "integer", Default: tasks.DefaultLimit, Note: "1 to 500 (over: 422; not a number: 400)"},
+			},
+			Summary: "Tasks newest first: task_id, kind (instruction_batch …), status, source, local_conversation_id, summary, timestamps, run_ids. Finished tasks beyond the newest 1000 are compacted away.",
+			Handle:  s.handleTaskList},
 		{Method: http.MethodGet, Path: "/v1/tasks/{task_id}", Name: "tasks.get", Area: "tasks", Scope: ScopeBusiness, Kind: KindRead,
-			Summary: "One task with its run and its log.",
-			Handle: func(w http.ResponseWriter, r *http.Request) error {
-				t, err := s.taskOf(r)
-				if err != nil {
-					return err
-				}
-				api.WriteOK(w, t)
-				return nil
-			}},
+			Summary: "One task with its runs (run_id, status, started_at, finished_at, dropped_lines). 404 unknown_task.",
+			Handle:  s.handleTaskGet},
 		{Method: http.MethodGet, Path: "/v1/tasks/{task_id}/logs", Name: "tasks.logs", Area: "tasks", Scope: ScopeBusiness, Kind: KindRead,
-			Summary: fmt.Sprintf("A task's run log: at most %d lines of at most %d bytes; dropped_log_lines counts the rest.", raftstore.MaxRunLogLines, raftstore.MaxLogLineBytes),
-			Handle: func(w http.ResponseWriter, r *http.Request) error {
-				t, err := s.taskOf(r)
-				if err != nil {
-					return err
-				}
-				api.WriteOK(w, map[string]any{"task_id": t.ID, "run_id": t.RunID, "logs": t.Logs, "dropped_log_lines": t.DroppedLogLines})
-				return nil
-			}},
-		{Method: http.MethodGet, Path: "/v1/controllers", Name: "controllers.list", Area: "tasks", Scope: ScopeControl, Kind: KindRead,
-			Summary: "Registered controllers (node id, API and raft address, role, version, last heartbeat) and the active leader hint.",
-			Handle: func(w http.ResponseWriter, r *http.Request) error {
-				id, addr := s.node.Leader()
-				api.WriteOK(w, map[string]any{"controllers": s.tasksSvc().Controllers(), "leader": map[string]string{"node_id": id, "raft_addr": addr}})
-				return nil
-			}},
+			Query: []Field{
+				{Name: "limit", Type: "integer", Default: tasks.DefaultLogLimit, Note: "last N lines per run, 1 to 200"},
+				{Name: "run_id", Type: "string", Note: "one run (404 unknown_run)"},
+			},
+			Summary: "Log lines of a task's runs (each run keeps its last 200 lines; dropped_lines counts the rest).",
+			Handle:  s.handleTaskLogs},
+		{Method: http.MethodGet, Path: "/v1/controllers", Name: "controllers", Area: "tasks", Scope: ScopeBusiness, Kind: KindRead,
+			Query:   []Field{{Name: "limit", Type: "integer", Default: 50, Note: "1 to 100"}},
+			Summary: "The daemon nodes: node_id, api_addr, raft_addr, kind, role, version, last heartbeat (seen_at), with the active leader hint.",
+			Handle:  s.handleControllers},
 	}
 }
 
-func (s *Server) taskOf(r *http.Request) (raftstore.Task, error) {
-	id := mux.Vars(r)["task_id"]
-	t, ok := s.tasksSvc().Get(id)
+func (s *Server) handleTaskList(w http.ResponseWriter, r *http.Request) error {
+	limit, err := queryLimit(r, "limit", tasks.DefaultLimit, tasks.MaxLimit)
+	if err != nil {
+		return err
+	}
+	status := r.URL.Query().Get("status")
+	if status != "" && !raftstore.ValidTaskStatus(status) {
+		return api.Unprocessable("invalid_query", "status must be queued, running, succeeded, failed, canceled or skipped")
+	}
+	list := s.tasks.List(status, limit)
+	if list == nil {
+		list = []tasks.Summary{}
+	}
+	api.WriteOK(w, map[string]any{"tasks": list, "count": len(list), "limit": limit})
+	return nil
+}
+
+func (s *Server) handleTaskGet(w http.ResponseWriter, r *http.Request) error {
+	t, ok := s.tasks.Get(mux.Vars(r)["task_id"])
 	if !ok {
-		return raftstore.Task{}, api.NotFound("task_not_found", "no task %q (finished tasks beyond the newest %d are compacted)", clipForMsg(id), raftstore.MaxFinishedTasks)
+		return api.NotFound("unknown_task", "no task with that id; GET /v1/tasks lists them")
 	}
-	return t, nil
+	api.WriteOK(w, t)
+	return nil
 }
 
-func clipForMsg(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
+func (s *Server) handleTaskLogs(w http.ResponseWriter, r *http.Request) error {
+	limit, err := queryLimit(r, "limit", tasks.DefaultLogLimit, tasks.MaxLogLimit)
+	if err != nil {
+		return err
 	}
-	return s
+	id, run := mux.Vars(r)["task_id"], r.URL.Query().Get("run_id")
+	if _, ok := s.tasks.Get(id); !ok {
+		return api.NotFound("unknown_task", "no task with that id; GET /v1/tasks lists them")
+	}
+	logs, ok := s.tasks.Logs(id, run, limit)
+	if !ok {
+		return api.NotFound("unknown_run", "task %s has no run with that id", id)
+	}
+	api.WriteOK(w, map[string]any{"task_id": id, "runs": logs})
+	return nil
+}
+
+func (s *Server) handleControllers(w http.ResponseWriter, r *http.Request) error {
+	limit, err := queryLimit(r, "limit", 50, 100)
+	if err != nil {
+		return err
+	}
+	members, err := s.node.Members()
+	if err != nil {
+		return api.Unavailable("store_unavailable", "raft configuration unreadable: %v", err)
+	}
+	meta := map[string]raftstore.ClusterMember{}
+	s.node.Read(func(st *raftstore.State) {
+		for id, m := range st.Cluster.Members {
+			meta[id] = *m
+		}
+	})
+	type controller struct {
+		raftstore.Server
+		Version string `json:"version,omitempty"`
+	}
+	out := []controller{}
+	for _, m := range members {
+		if len(out) == limit {
+			break
+		}
+		out = append(out, controller{Server: m, Version: meta[m.NodeID].Version})
+	}
+	v := s.roleView()
+	api.WriteOK(w, map[string]any{"controllers": out, "leader": map[string]any{"node_id": v.LeaderID, "api_addr": v.LeaderAPI, "term": v.Term}})
+	return nil
 }

@@ -18,7 +18,7 @@ func (s *Server) workerRoutes() []Route {
 				api.WriteOK(w, map[string]any{"workers": s.workerList()})
 				return nil
 			}},
-		{Method: http.MethodPost, Path: "/v1/workers/restart", Name: "workers.restart", Area: "workers", Scope: ScopeControl, Kind: KindWrite, Auth: true,
+		{Method: http.MethodPost, Path: "/v1/workers/restart", Name: "workers.restart", Area: "workers", Scope: ScopeControl, Kind: KindWrite, Auth: true, Local: true,
 			Summary: "Rolling restart: start a new instance, wait until healthy, switch new calls to it, let calls on the old one finish (bounded), stop it. Also revives a failed worker.",
 			Body:    []Field{{Name: "worker", Type: "string", Required: true, Note: "a worker name from GET /v1/workers, or all"}},
 			Handle:  s.handleWorkersRestart},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/supervisor/cluster"
 	"github.com/svcd/svcd/supervisor/config"
 	"github.com/svcd/svcd/supervisor/guard"
 	"github.com/svcd/svcd/supervisor/renewal"
@@ -48,12 +49,14 @@ type Server struct {
 	// modeHooks run after every committed system mode change (the bridge
 	// pushes state_snapshot to every plugin).
 	modeHooks []func()
-	// renew is the renewal conversation area (routes_renewal.go).
-	renew     *renewal.Service
-	renewOnce sync.Once
-	// tasks is the task and controller area (routes_tasks.go).
-	tasks     *tasks.Service
-	tasksOnce sync.Once
+	// cluster records leadership, joins and forwards standby writes;
+	// leaderHooks run on every leadership change.
+	cluster     *cluster.Cluster
+	leaderHooks []func(leader bool)
+	// convs are the renewal conversation records; tasks the task records.
+	convs *renewal.Store
+	tasks *tasks.Store
+	sched *renewal.Driver // ticks the scheduler worker while this node leads
 	// instr runs instruction blocks and live ingest (routes_instructions.go).
 	instr *instructionsSide
 }
@@ -79,20 +82,36 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 	s.token, s.tokenFile = ti.token, ti.file
 	s.logToken(ti)
 
+	joining := len(cfg.Join) > 0
+	clusterKey := cfg.ClusterKey
+	if clusterKey == "" {
+		clusterKey = s.token
+	}
 	node, err := raftstore.Open(raftstore.Config{
-		NodeID:    cfg.NodeID,
-		DataDir:   cfg.DataDir,
-		RaftAddr:  cfg.RaftAddr,
-		Bootstrap: cfg.Bootstrap,
+		NodeID:        cfg.NodeID,
+		DataDir:       cfg.DataDir,
+		RaftAddr:      cfg.RaftAddr,
+		RaftAdvertise: cfg.RaftAdvertise,
+		ClusterKey:    []byte(clusterKey),
+		// A node told to join never forms a cluster of its own.
+		Bootstrap: cfg.Bootstrap && !joining,
+		Timings:   cfg.ClusterTimings(),
 		Logger:    log,
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.node = node
-	if cfg.Bootstrap {
-		// A bootstrapping single node becomes leader on its own; wait for it and
-		// for the log to be applied so the first read sees every acknowledged write.
+	if err := checkJoinState(node, cfg); err != nil {
+		node.Shutdown()
+		return nil, err
+	}
+	if cfg.Bootstrap && !joining && !node.HasPeers() {
+		// A lone bootstrapping node becomes leader on its own; wait for it and
+		// for the log to be applied so the first read sees every acknowledged
+		// write. A member of a larger cluster does not wait: it serves as a
+		// standby until a leader exists (a cold start of the whole cluster
+		// must not deadlock on the first node up).
 		wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
 		if err := node.WaitLeader(wctx); err != nil {
@@ -106,6 +125,11 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 			}
 		}
 	}
+	// Both write through s.apply (one path, API errors) like the bridge.
+	s.convs = renewal.New(bridgeHost{s})
+	s.tasks = tasks.New(bridgeHost{s}, cfg.NodeID)
+	s.setupRenewal()
+	s.startCluster()
 	// Workers start once raft is ready; their shutdown is a closer, so it
 	// runs before raft stops.
 	if err := s.startWorkers(ctx); err != nil {
@@ -116,8 +140,8 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 		s.Close()
 		return nil, fmt.Errorf("start browser bridge: %w", err)
 	}
-	s.recoverRenewal(ctx) // leftover execution_state from an abnormal exit
-	s.startTasks()        // controller heartbeat
+	s.browser.hub.OnConversation(s.onConversation)
+	s.onClose(func() error { s.sched.Stop(); return nil })
 	s.metrics = newMetrics(s)
 	s.routes = s.routeTable()
 	s.router = s.buildRouter()
@@ -217,8 +241,20 @@ func (s *Server) wrap(rt Route) http.Handler {
 			if rt.MaxBody > 0 {
 				limit = rt.MaxBody
 			}
+			// The cap holds on a standby too: a declared oversize body is a
+			// 413 here, not something to pass on to the leader.
+			if r.ContentLength > limit {
+				api.WriteError(w, api.NewError(http.StatusRequestEntityTooLarge, "body_too_large", "request body is larger than %d bytes", limit))
+				return
+			}
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
+		if s.forwards(rt) {
+			// A standby: the leader serves stateful calls (and says so).
+			s.cluster.Forward(w, r)
+			return
+		}
+		w.Header().Set(cluster.ServedByHeader, s.cfg.NodeID)
 		if s.node != nil {
 			w = &indexWriter{ResponseWriter: w, index: s.node.AppliedIndex}
 		}
@@ -227,6 +263,19 @@ func (s *Server) wrap(rt Route) http.Handler {
 		}
 	})
 	return s.metrics.instrument(rt.Method+" "+rt.Path, h)
+}
+
+// forwards reports whether this node hands rt's call to the leader: a
+// state-changing route that is not Local, on a node that is not the leader.
+func (s *Server) forwards(rt Route) bool {
+	if s.cluster == nil || rt.Local {
+		return false
+	}
+	switch rt.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	return !s.node.IsLeader()
 }
 
 // decode reads a JSON body under the configured cap.

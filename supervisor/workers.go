@@ -11,6 +11,7 @@ import (
 	"github.com/svcd/svcd/supervisor/workermgr"
 	"github.com/svcd/svcd/workers/hostops"
 	"github.com/svcd/svcd/workers/pluginkit"
+	"github.com/svcd/svcd/workers/scheduler"
 )
 
 // startWorkers builds the worker manager, starts every worker and registers
@@ -36,6 +37,7 @@ func (s *Server) startWorkers(ctx context.Context) error {
 		Logger:          s.log.Named("workers"),
 		BackoffBase:     ms(s.cfg.WorkerBackoffBaseMs),
 		BackoffMax:      ms(s.cfg.WorkerBackoffMaxMs),
+		StableAfter:     ms(s.cfg.WorkerHealthyAfterMs),
 		CrashLoopCount:  s.cfg.WorkerCrashLoopCount,
 		CrashLoopWindow: ms(s.cfg.WorkerCrashLoopWindowMs),
 		HealthInterval:  ms(s.cfg.WorkerHealthIntervalMs),
@@ -45,7 +47,12 @@ func (s *Server) startWorkers(ctx context.Context) error {
 		Plugin: &hostops.Plugin{},
 		Env:    workerEnv,
 		MaxMsg: hcfg.MaxMessage(pluginkit.MessageOverhead),
-	}}, s.relaySpecs()...)...)
+	}, {
+		Name:   scheduler.Name,
+		Plugin: &scheduler.Plugin{},
+		Env:    []string{"SVCD_WORKER_LOG_LEVEL=" + s.cfg.LogLevel},
+		MaxMsg: scheduler.MaxMessage(),
+	}}, append(s.relaySpecs(), s.agentdSpecs()...)...)...)
 	if err != nil {
 		return err
 	}

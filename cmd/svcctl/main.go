@@ -25,13 +25,18 @@ type command struct {
 // own file and adds them here.
 func commands() map[string]command {
 	return map[string]command{
-		"status":  {usage: "status                       narrow status snapshot", run: runStatus},
-		"system":  {usage: "system state|pause|resume|drain [--reason R] [--by WHO]", run: runSystem},
-		"exec":    {usage: "exec [-cwd DIR] [-timeout-ms N] [--] COMMAND...   run a shell command on the daemon's host", run: runExec},
-		"files":   {usage: "files read|write [flags] PATH [CONTENT]   read or write a file on the daemon's host", run: runFiles},
-		"workers": {usage: "workers [restart NAME|all]   list worker processes, or rolling-restart one", run: runWorkers},
-		"browser": {usage: browserUsage, run: runBrowser},
-		"instr":   {usage: instrUsage, run: runInstr},
+		"status":      {usage: "status                       narrow status snapshot", run: runStatus},
+		"system":      {usage: "system state|pause|resume|drain [--reason R] [--by WHO]", run: runSystem},
+		"exec":        {usage: "exec [-cwd DIR] [-timeout-ms N] [--] COMMAND...   run a shell command on the daemon's host", run: runExec},
+		"files":       {usage: "files read|write [flags] PATH [CONTENT]   read or write a file on the daemon's host", run: runFiles},
+		"workers":     {usage: "workers [restart NAME|all]   list worker processes, or rolling-restart one", run: runWorkers},
+		"cluster":     {usage: "cluster [ls] | cluster join ID RAFT API|- | cluster remove ID   members and roles; add or remove a node (token)", run: runCluster},
+		"browser":     {usage: browserUsage, run: runBrowser},
+		"instr":       {usage: instrUsage, run: runInstr},
+		"agent":       {usage: agentUsage, run: runAgent},
+		"renewal":     {usage: renewalUsage, run: runRenewal},
+		"tasks":       {usage: tasksUsage, run: runTasks},
+		"controllers": {usage: "controllers                  the daemon nodes with the active leader hint", run: runControllers},
 	}
 }
 

@@ -24,14 +24,18 @@ func subcommands() map[string]subcommand {
 	return map[string]subcommand{
 		"serve":          {summary: "run the daemon (supervisor) on 127.0.0.1:4317", run: runServe},
 		"status-wrapper": {summary: "run the read-only status wrapper on 127.0.0.1:4318", run: runStatusWrapper},
+		"witness":        {summary: "run a raft voter with no listener or workers (two-node HA)", run: runWitness},
+		"recover":        {summary: "write peers.json for the manual promotion of a lone survivor", run: runRecover},
 		"version":        {summary: "print the version", run: runVersion},
+		"agentd":         {summary: "run the agent daemon on its own on 127.0.0.1:4319", run: runAgentd},
+		"fake-model":     {summary: "fake Responses model server for tests and offline trials", hidden: true, run: runFakeModel},
 		"worker":         {summary: "run a worker process (started by serve through go-plugin)", hidden: true, run: runWorker},
 	}
 }
 
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: svcd <command> [flags]\n\ncommands:")
-	for _, name := range []string{"serve", "status-wrapper", "version"} {
+	for _, name := range []string{"serve", "status-wrapper", "witness", "recover", "agentd", "version"} {
 		fmt.Fprintf(os.Stderr, "  %-15s %s\n", name, subcommands()[name].summary)
 	}
 	fmt.Fprintln(os.Stderr, "\nsvcd <command> -h lists the command's flags.")

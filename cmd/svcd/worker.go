@@ -6,8 +6,10 @@ import (
 	"os"
 
 	"github.com/svcd/svcd/shared/logging"
+	"github.com/svcd/svcd/workers/agentd"
 	"github.com/svcd/svcd/workers/hostops"
 	"github.com/svcd/svcd/workers/relay"
+	"github.com/svcd/svcd/workers/scheduler"
 )
 
 // runWorker is the hidden `svcd worker NAME` entry: the supervisor's worker
@@ -20,19 +22,21 @@ func runWorker(ctx context.Context, args []string) error {
 		return fmt.Errorf("usage: svcd worker NAME (started by svcd serve, not by hand)")
 	}
 	name := args[0]
+	level := os.Getenv("SVCD_WORKER_LOG_LEVEL")
+	if level == "" {
+		level = "info"
+	}
+	// Each worker logs JSON to stderr under its own name.
+	log := logging.New(name, level, true)
 	switch name {
 	case hostops.Name:
-		level := os.Getenv("SVCD_WORKER_LOG_LEVEL")
-		if level == "" {
-			level = "info"
-		}
-		return hostops.Serve(logging.New("hostops", level, true))
+		return hostops.Serve(log)
 	case relay.Name:
-		level := os.Getenv("SVCD_WORKER_LOG_LEVEL")
-		if level == "" {
-			level = "info"
-		}
-		return relay.Serve(logging.New("relay", level, true))
+		return relay.Serve(log)
+	case scheduler.Name:
+		return scheduler.Serve(log)
+	case agentd.Name:
+		return agentd.ServeWorker(log)
 	case hostops.ShimName:
 		// Not a plugin: the resource-limit shim in front of an exec child.
 		return hostops.RunShim(args[1:])

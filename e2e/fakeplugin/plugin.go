@@ -35,13 +35,13 @@ type Options struct {
 	// OnAction answers management actions; nil answers accepted+completed
 	// with a small result; returning nil sends no answer at all.
 	OnAction func(a bridgeproto.Action) *bridgeproto.ActionResult
+	// OnInject answers conversation_inject; nil confirms delivery (level 1,
+	// status 200); returning nil sends no answer.
+	OnInject func(in bridgeproto.ConversationInject) *bridgeproto.InjectResult
 	// Manual disables answering api_request (tests drive it themselves).
 	Manual bool
 	// SkipHello dials without pairing (tests of the pairing rules).
 	SkipHello bool
-	// OnInject answers conversation_inject; nil answers ok with delivery
-	// level 1 and status 200; returning nil sends no answer at all.
-	OnInject func(in bridgeproto.ConversationInject) *bridgeproto.InjectResult
 }
 
 // Msg is one received message: its type and raw JSON.
@@ -265,6 +265,20 @@ func (p *Plugin) readLoop() {
 	}
 }
 
+// answerInject confirms an injection as a page would after its send request
+// answered 200 (OnInject overrides; returning nil sends no answer).
+func (p *Plugin) answerInject(in bridgeproto.ConversationInject) {
+	res := &bridgeproto.InjectResult{OK: true, DeliveryAck: &bridgeproto.DeliveryAck{Level: 1, StatusCode: 200}}
+	if p.opts.OnInject != nil {
+		res = p.opts.OnInject(in)
+	}
+	if res == nil {
+		return
+	}
+	res.Type, res.InjectID = bridgeproto.TypeInjectResult, in.InjectID
+	_ = p.Send(res)
+}
+
 func (p *Plugin) answerAction(a bridgeproto.Action) {
 	var res *bridgeproto.ActionResult
 	if p.opts.OnAction != nil {
@@ -280,18 +294,6 @@ func (p *Plugin) answerAction(a bridgeproto.Action) {
 		return
 	}
 	res.Type, res.ActionID = bridgeproto.TypeActionResult, a.ActionID
-	_ = p.Send(res)
-}
-
-func (p *Plugin) answerInject(in bridgeproto.ConversationInject) {
-	res := &bridgeproto.InjectResult{OK: true, DeliveryAck: &bridgeproto.DeliveryAck{Level: bridgeproto.DeliveryAnswered, StatusCode: 200}}
-	if p.opts.OnInject != nil {
-		res = p.opts.OnInject(in)
-	}
-	if res == nil {
-		return
-	}
-	res.Type, res.InjectID = bridgeproto.TypeInjectResult, in.InjectID
 	_ = p.Send(res)
 }
 

@@ -76,7 +76,14 @@ func RepoRoot() string {
 // FreePort returns a loopback address with a port free at the time of the call.
 func FreePort(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return FreePortOn(t, "127.0.0.1")
+}
+
+// FreePortOn is FreePort on another loopback address (127.0.0.2 …), for
+// tests of several nodes on one host.
+func FreePortOn(t testing.TB, host string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +99,13 @@ type Options struct {
 	// generates one into the data dir; Daemon.Token is read from that file.
 	GeneratedToken bool
 	Args           []string // extra flags after "serve"
-	Env            []string // extra KEY=VALUE pairs
+	// Addr fixes the listen address (kept across Restart); default a new
+	// free 127.0.0.1 port at every start.
+	Addr string
+	// Prefix runs the daemon through another command, e.g.
+	// ["ip", "netns", "exec", "NS"] for a node in a network namespace.
+	Prefix []string
+	Env    []string // extra KEY=VALUE pairs
 }
 
 // Daemon is one running `svcd serve`.
@@ -128,10 +141,14 @@ func Start(t testing.TB, opts Options) *Daemon {
 func (d *Daemon) start() {
 	t := d.t
 	t.Helper()
-	d.Addr = FreePort(t)
+	d.Addr = d.opts.Addr
+	if d.Addr == "" {
+		d.Addr = FreePort(t)
+	}
 	d.URL = "http://" + d.Addr
 	args := append([]string{"serve", "-listen", d.Addr, "-data-dir", d.DataDir}, d.opts.Args...)
-	cmd := exec.Command(Binary(t), args...)
+	argv := append(append([]string{}, d.opts.Prefix...), append([]string{Binary(t)}, args...)...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "SVC_SHARED_TOKEN="+d.opts.Token)
 	cmd.Env = append(cmd.Env, d.opts.Env...)
 	cmd.Stdout = d.logs

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 )
@@ -52,7 +54,7 @@ var inbound = map[string]func() validator{
 	TypeActionResult:  func() validator { return &ActionResult{} },
 	TypeShellRuntime:  func() validator { return &ShellRuntimeUpdate{} },
 	TypeKeepalive:     func() validator { return &Keepalive{} },
-	// Conversation messages (conversations.go).
+
 	TypeConversationLink:    func() validator { return &ConversationLink{} },
 	TypeConversationMessage: func() validator { return &ConversationMessage{} },
 	TypeInjectResult:        func() validator { return &InjectResult{} },
@@ -70,15 +72,9 @@ func Parse(data []byte) (Message, error) {
 	if !utf8.Valid(data) {
 		return nil, perr("invalid_utf8", "", "message is not valid UTF-8")
 	}
-	var head struct {
-		Type json.RawMessage `json:"type"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, perr("malformed_json", "", "message is not a JSON object: %s", jsonErrText(err))
-	}
-	var typ string
-	if len(head.Type) == 0 || json.Unmarshal(head.Type, &typ) != nil || typ == "" {
-		return nil, perr("missing_type", "type", "message needs a string field \"type\"")
+	typ, pe := typeOf(data)
+	if pe != nil {
+		return nil, pe
 	}
 	mk, ok := inbound[typ]
 	if !ok {
@@ -86,15 +82,26 @@ func Parse(data []byte) (Message, error) {
 		// is an arbitrary string from the wire and both end up in logs.
 		return nil, &ParseError{Code: "unknown_type", Field: "type", Message: "unknown message type; see docs/bridge-protocol.md"}
 	}
+	// The one full decode (performance, issue 15: typeOf reads only up to
+	// the "type" key, which senders put first).
 	m := mk()
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(m); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, &ParseError{Code: "malformed_json", Message: "message is not a JSON object: " + jsonErrText(err), RefType: typ}
+		}
 		e := perr("invalid_field", "", "%s: %s", typ, jsonErrText(err))
 		e.RefType = typ
 		return nil, e
 	}
 	if dec.More() {
 		return nil, &ParseError{Code: "malformed_json", Message: "message must be exactly one JSON object", RefType: typ}
+	}
+	// A second "type" key (JSON keeps the last) must not make the decoded
+	// message disagree with the type it was decoded as.
+	if reflect.ValueOf(m).Elem().FieldByName("Type").String() != typ {
+		return nil, &ParseError{Code: "invalid_field", Field: "type", Message: "message has more than one \"type\"", RefType: typ}
 	}
 	if e := m.validate(); e != nil {
 		e.RefType = typ
@@ -104,6 +111,45 @@ func Parse(data []byte) (Message, error) {
 		return nil, e
 	}
 	return m, nil
+}
+
+// typeOf reads the message's "type" (matched like encoding/json matches
+// field names, case-insensitively) without decoding the rest: keys before it
+// are skipped, and everything after it is left to the one typed decode.
+func typeOf(data []byte) (string, *ParseError) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	malformed := func(err error) (string, *ParseError) {
+		return "", perr("malformed_json", "", "message is not a JSON object: %s", jsonErrText(err))
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return malformed(err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return "", perr("malformed_json", "", "message is not a JSON object")
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return malformed(err)
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return malformed(err)
+		}
+		if k, _ := key.(string); !strings.EqualFold(k, "type") {
+			continue
+		}
+		var typ string
+		if json.Unmarshal(raw, &typ) != nil || typ == "" {
+			break
+		}
+		return typ, nil
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace of a type-less object
+		return malformed(err)
+	}
+	return "", perr("missing_type", "type", "message needs a string field \"type\"")
 }
 
 // jsonErrText describes a decoding failure without quoting the input.
@@ -138,10 +184,6 @@ func refID(m Message) string {
 		return clip(v.ActionID)
 	case *ActionRequest:
 		return clip(v.RequestID)
-	case *InjectResult:
-		return clip(v.InjectID)
-	case *ConversationMessage:
-		return clip(v.MessageID)
 	}
 	return ""
 }

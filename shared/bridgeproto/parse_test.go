@@ -38,6 +38,16 @@ func TestParseValidMessages(t *testing.T) {
 	}
 }
 
+// "type" is found wherever it is, in any letter case, like encoding/json
+// matches field names.
+func TestParseTypeAnywhere(t *testing.T) {
+	for _, raw := range []string{`{"x":{"type":"nope"},"type":"keepalive"}`, `{"TYPE":"keepalive"}`, ` {"type":"keepalive"} `} {
+		if m, err := Parse([]byte(raw)); err != nil || m.MsgType() != TypeKeepalive {
+			t.Fatalf("%s: %v %v", raw, m, err)
+		}
+	}
+}
+
 func TestParseRefusals(t *testing.T) {
 	cases := map[string]string{
 		`not json`:                        "malformed_json",
@@ -54,6 +64,15 @@ func TestParseRefusals(t *testing.T) {
 		`{"type":"api_response","requestId":"r","status":42}`:                "invalid_field",
 		`{"type":"stream_event","requestId":"r","seq":"x"}`:                  "invalid_field",
 		`{"type":"keepalive"} {"type":"keepalive"}`:                          "malformed_json",
+		// Parse reads "type" first and decodes once (issue 15): truncation
+		// after it is still malformed JSON, and a second "type" that JSON's
+		// last-wins would apply is refused rather than decoded as the first.
+		`{"type":"keepalive"`:                                         "malformed_json",
+		`{"type":"keepalive",}`:                                       "malformed_json",
+		`{"a":[1,{"b":2}],"type":7}`:                                  "missing_type",
+		`{"type":"keepalive","type":"api_response"}`:                  "invalid_field",
+		`{"type":"api_response","TYPE":"keepalive"}`:                  "invalid_field",
+		`{"a":"x","type":"api_response","requestId":"r","status":42}`: "invalid_field",
 	}
 	for raw, code := range cases {
 		_, err := Parse([]byte(raw))

@@ -27,6 +27,134 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type RelayLeaseRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Outcomes      []*RelayReportRequest  `protobuf:"bytes,1,rep,name=outcomes,proto3" json:"outcomes,omitempty"`
+	Returned      map[string]int32       `protobuf:"bytes,2,rep,name=returned,proto3" json:"returned,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"` // unused tokens given back, per target
+	Want          map[string]int32       `protobuf:"bytes,3,rep,name=want,proto3" json:"want,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`         // tokens asked for, per target
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RelayLeaseRequest) Reset() {
+	*x = RelayLeaseRequest{}
+	mi := &file_relay_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RelayLeaseRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RelayLeaseRequest) ProtoMessage() {}
+
+func (x *RelayLeaseRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_relay_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RelayLeaseRequest.ProtoReflect.Descriptor instead.
+func (*RelayLeaseRequest) Descriptor() ([]byte, []int) {
+	return file_relay_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *RelayLeaseRequest) GetOutcomes() []*RelayReportRequest {
+	if x != nil {
+		return x.Outcomes
+	}
+	return nil
+}
+
+func (x *RelayLeaseRequest) GetReturned() map[string]int32 {
+	if x != nil {
+		return x.Returned
+	}
+	return nil
+}
+
+func (x *RelayLeaseRequest) GetWant() map[string]int32 {
+	if x != nil {
+		return x.Want
+	}
+	return nil
+}
+
+type RelayLeaseResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Granted       map[string]int32       `protobuf:"bytes,1,rep,name=granted,proto3" json:"granted,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	Changed       bool                   `protobuf:"varint,2,opt,name=changed,proto3" json:"changed,omitempty"`
+	Revoked       []string               `protobuf:"bytes,3,rep,name=revoked,proto3" json:"revoked,omitempty"`
+	TtlMs         int64                  `protobuf:"varint,4,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"` // how long granted tokens may be used
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RelayLeaseResponse) Reset() {
+	*x = RelayLeaseResponse{}
+	mi := &file_relay_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RelayLeaseResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RelayLeaseResponse) ProtoMessage() {}
+
+func (x *RelayLeaseResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_relay_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RelayLeaseResponse.ProtoReflect.Descriptor instead.
+func (*RelayLeaseResponse) Descriptor() ([]byte, []int) {
+	return file_relay_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *RelayLeaseResponse) GetGranted() map[string]int32 {
+	if x != nil {
+		return x.Granted
+	}
+	return nil
+}
+
+func (x *RelayLeaseResponse) GetChanged() bool {
+	if x != nil {
+		return x.Changed
+	}
+	return false
+}
+
+func (x *RelayLeaseResponse) GetRevoked() []string {
+	if x != nil {
+		return x.Revoked
+	}
+	return nil
+}
+
+func (x *RelayLeaseResponse) GetTtlMs() int64 {
+	if x != nil {
+		return x.TtlMs
+	}
+	return 0
+}
+
 type RelayAdmitRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Target        string                 `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
@@ -36,7 +164,7 @@ type RelayAdmitRequest struct {
 
 func (x *RelayAdmitRequest) Reset() {
 	*x = RelayAdmitRequest{}
-	mi := &file_relay_proto_msgTypes[0]
+	mi := &file_relay_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -48,7 +176,7 @@ func (x *RelayAdmitRequest) String() string {
 func (*RelayAdmitRequest) ProtoMessage() {}
 
 func (x *RelayAdmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_relay_proto_msgTypes[0]
+	mi := &file_relay_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -61,7 +189,7 @@ func (x *RelayAdmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RelayAdmitRequest.ProtoReflect.Descriptor instead.
 func (*RelayAdmitRequest) Descriptor() ([]byte, []int) {
-	return file_relay_proto_rawDescGZIP(), []int{0}
+	return file_relay_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *RelayAdmitRequest) GetTarget() string {
@@ -84,7 +212,7 @@ type RelayAdmitResponse struct {
 
 func (x *RelayAdmitResponse) Reset() {
 	*x = RelayAdmitResponse{}
-	mi := &file_relay_proto_msgTypes[1]
+	mi := &file_relay_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -96,7 +224,7 @@ func (x *RelayAdmitResponse) String() string {
 func (*RelayAdmitResponse) ProtoMessage() {}
 
 func (x *RelayAdmitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_relay_proto_msgTypes[1]
+	mi := &file_relay_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -109,7 +237,7 @@ func (x *RelayAdmitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RelayAdmitResponse.ProtoReflect.Descriptor instead.
 func (*RelayAdmitResponse) Descriptor() ([]byte, []int) {
-	return file_relay_proto_rawDescGZIP(), []int{1}
+	return file_relay_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *RelayAdmitResponse) GetAllowed() bool {
@@ -160,7 +288,7 @@ type RelayReportRequest struct {
 
 func (x *RelayReportRequest) Reset() {
 	*x = RelayReportRequest{}
-	mi := &file_relay_proto_msgTypes[2]
+	mi := &file_relay_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -172,7 +300,7 @@ func (x *RelayReportRequest) String() string {
 func (*RelayReportRequest) ProtoMessage() {}
 
 func (x *RelayReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_relay_proto_msgTypes[2]
+	mi := &file_relay_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -185,7 +313,7 @@ func (x *RelayReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RelayReportRequest.ProtoReflect.Descriptor instead.
 func (*RelayReportRequest) Descriptor() ([]byte, []int) {
-	return file_relay_proto_rawDescGZIP(), []int{2}
+	return file_relay_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RelayReportRequest) GetTarget() string {
@@ -232,7 +360,7 @@ type RelayReportResponse struct {
 
 func (x *RelayReportResponse) Reset() {
 	*x = RelayReportResponse{}
-	mi := &file_relay_proto_msgTypes[3]
+	mi := &file_relay_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -244,7 +372,7 @@ func (x *RelayReportResponse) String() string {
 func (*RelayReportResponse) ProtoMessage() {}
 
 func (x *RelayReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_relay_proto_msgTypes[3]
+	mi := &file_relay_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -257,7 +385,7 @@ func (x *RelayReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RelayReportResponse.ProtoReflect.Descriptor instead.
 func (*RelayReportResponse) Descriptor() ([]byte, []int) {
-	return file_relay_proto_rawDescGZIP(), []int{3}
+	return file_relay_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RelayReportResponse) GetChanged() bool {
@@ -275,7 +403,7 @@ type RelayStatusRequest struct {
 
 func (x *RelayStatusRequest) Reset() {
 	*x = RelayStatusRequest{}
-	mi := &file_relay_proto_msgTypes[4]
+	mi := &file_relay_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -287,7 +415,7 @@ func (x *RelayStatusRequest) String() string {
 func (*RelayStatusRequest) ProtoMessage() {}
 
 func (x *RelayStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_relay_proto_msgTypes[4]
+	mi := &file_relay_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -300,7 +428,7 @@ func (x *RelayStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RelayStatusRequest.ProtoReflect.Descriptor instead.
 func (*RelayStatusRequest) Descriptor() ([]byte, []int) {
-	return file_relay_proto_rawDescGZIP(), []int{4}
+	return file_relay_proto_rawDescGZIP(), []int{6}
 }
 
 type RelayPolicy struct {
@@ -320,7 +448,7 @@ type RelayPolicy struct {
 
 func (x *RelayPolicy) Reset() {
 	*x = RelayPolicy{}
-	mi := &file_relay_proto_msgTypes[5]
+	mi := &file_relay_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -332,7 +460,7 @@ func (x *RelayPolicy) String() string {
 func (*RelayPolicy) ProtoMessage() {}
 
 func (x *RelayPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_relay_proto_msgTypes[5]
+	mi := &file_relay_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -345,7 +473,7 @@ func (x *RelayPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RelayPolicy.ProtoReflect.Descriptor instead.
 func (*RelayPolicy) Descriptor() ([]byte, []int) {
-	return file_relay_proto_rawDescGZIP(), []int{5}
+	return file_relay_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RelayPolicy) GetWindowMs() int64 {
@@ -421,7 +549,7 @@ type RelayLive struct {
 
 func (x *RelayLive) Reset() {
 	*x = RelayLive{}
-	mi := &file_relay_proto_msgTypes[6]
+	mi := &file_relay_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -433,7 +561,7 @@ func (x *RelayLive) String() string {
 func (*RelayLive) ProtoMessage() {}
 
 func (x *RelayLive) ProtoReflect() protoreflect.Message {
-	mi := &file_relay_proto_msgTypes[6]
+	mi := &file_relay_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -446,7 +574,7 @@ func (x *RelayLive) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RelayLive.ProtoReflect.Descriptor instead.
 func (*RelayLive) Descriptor() ([]byte, []int) {
-	return file_relay_proto_rawDescGZIP(), []int{6}
+	return file_relay_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RelayLive) GetInFlight() int32 {
@@ -483,7 +611,7 @@ type RelayTargetState struct {
 
 func (x *RelayTargetState) Reset() {
 	*x = RelayTargetState{}
-	mi := &file_relay_proto_msgTypes[7]
+	mi := &file_relay_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -495,7 +623,7 @@ func (x *RelayTargetState) String() string {
 func (*RelayTargetState) ProtoMessage() {}
 
 func (x *RelayTargetState) ProtoReflect() protoreflect.Message {
-	mi := &file_relay_proto_msgTypes[7]
+	mi := &file_relay_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -508,7 +636,7 @@ func (x *RelayTargetState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RelayTargetState.ProtoReflect.Descriptor instead.
 func (*RelayTargetState) Descriptor() ([]byte, []int) {
-	return file_relay_proto_rawDescGZIP(), []int{7}
+	return file_relay_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RelayTargetState) GetTarget() string {
@@ -606,7 +734,7 @@ type RelayStatusResponse struct {
 
 func (x *RelayStatusResponse) Reset() {
 	*x = RelayStatusResponse{}
-	mi := &file_relay_proto_msgTypes[8]
+	mi := &file_relay_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -618,7 +746,7 @@ func (x *RelayStatusResponse) String() string {
 func (*RelayStatusResponse) ProtoMessage() {}
 
 func (x *RelayStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_relay_proto_msgTypes[8]
+	mi := &file_relay_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -631,7 +759,7 @@ func (x *RelayStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RelayStatusResponse.ProtoReflect.Descriptor instead.
 func (*RelayStatusResponse) Descriptor() ([]byte, []int) {
-	return file_relay_proto_rawDescGZIP(), []int{8}
+	return file_relay_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RelayStatusResponse) GetPolicy() *RelayPolicy {
@@ -663,7 +791,7 @@ type RelayTakeDirtyRequest struct {
 
 func (x *RelayTakeDirtyRequest) Reset() {
 	*x = RelayTakeDirtyRequest{}
-	mi := &file_relay_proto_msgTypes[9]
+	mi := &file_relay_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -675,7 +803,7 @@ func (x *RelayTakeDirtyRequest) String() string {
 func (*RelayTakeDirtyRequest) ProtoMessage() {}
 
 func (x *RelayTakeDirtyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_relay_proto_msgTypes[9]
+	mi := &file_relay_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -688,7 +816,7 @@ func (x *RelayTakeDirtyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RelayTakeDirtyRequest.ProtoReflect.Descriptor instead.
 func (*RelayTakeDirtyRequest) Descriptor() ([]byte, []int) {
-	return file_relay_proto_rawDescGZIP(), []int{9}
+	return file_relay_proto_rawDescGZIP(), []int{11}
 }
 
 type RelayTargetStates struct {
@@ -700,7 +828,7 @@ type RelayTargetStates struct {
 
 func (x *RelayTargetStates) Reset() {
 	*x = RelayTargetStates{}
-	mi := &file_relay_proto_msgTypes[10]
+	mi := &file_relay_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -712,7 +840,7 @@ func (x *RelayTargetStates) String() string {
 func (*RelayTargetStates) ProtoMessage() {}
 
 func (x *RelayTargetStates) ProtoReflect() protoreflect.Message {
-	mi := &file_relay_proto_msgTypes[10]
+	mi := &file_relay_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -725,7 +853,7 @@ func (x *RelayTargetStates) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RelayTargetStates.ProtoReflect.Descriptor instead.
 func (*RelayTargetStates) Descriptor() ([]byte, []int) {
-	return file_relay_proto_rawDescGZIP(), []int{10}
+	return file_relay_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RelayTargetStates) GetStates() []*RelayTargetState {
@@ -743,7 +871,7 @@ type RelayRestoreResponse struct {
 
 func (x *RelayRestoreResponse) Reset() {
 	*x = RelayRestoreResponse{}
-	mi := &file_relay_proto_msgTypes[11]
+	mi := &file_relay_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -755,7 +883,7 @@ func (x *RelayRestoreResponse) String() string {
 func (*RelayRestoreResponse) ProtoMessage() {}
 
 func (x *RelayRestoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_relay_proto_msgTypes[11]
+	mi := &file_relay_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -768,14 +896,32 @@ func (x *RelayRestoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RelayRestoreResponse.ProtoReflect.Descriptor instead.
 func (*RelayRestoreResponse) Descriptor() ([]byte, []int) {
-	return file_relay_proto_rawDescGZIP(), []int{11}
+	return file_relay_proto_rawDescGZIP(), []int{13}
 }
 
 var File_relay_proto protoreflect.FileDescriptor
 
 const file_relay_proto_rawDesc = "" +
 	"\n" +
-	"\vrelay.proto\x12\rsvcd.relay.v1\"+\n" +
+	"\vrelay.proto\x12\rsvcd.relay.v1\"\xd4\x02\n" +
+	"\x11RelayLeaseRequest\x12=\n" +
+	"\boutcomes\x18\x01 \x03(\v2!.svcd.relay.v1.RelayReportRequestR\boutcomes\x12J\n" +
+	"\breturned\x18\x02 \x03(\v2..svcd.relay.v1.RelayLeaseRequest.ReturnedEntryR\breturned\x12>\n" +
+	"\x04want\x18\x03 \x03(\v2*.svcd.relay.v1.RelayLeaseRequest.WantEntryR\x04want\x1a;\n" +
+	"\rReturnedEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a7\n" +
+	"\tWantEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xe5\x01\n" +
+	"\x12RelayLeaseResponse\x12H\n" +
+	"\agranted\x18\x01 \x03(\v2..svcd.relay.v1.RelayLeaseResponse.GrantedEntryR\agranted\x12\x18\n" +
+	"\achanged\x18\x02 \x01(\bR\achanged\x12\x18\n" +
+	"\arevoked\x18\x03 \x03(\tR\arevoked\x12\x15\n" +
+	"\x06ttl_ms\x18\x04 \x01(\x03R\x05ttlMs\x1a:\n" +
+	"\fGrantedEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"+\n" +
 	"\x11RelayAdmitRequest\x12\x16\n" +
 	"\x06target\x18\x01 \x01(\tR\x06target\"\x9c\x01\n" +
 	"\x12RelayAdmitResponse\x12\x18\n" +
@@ -835,13 +981,14 @@ const file_relay_proto_rawDesc = "" +
 	"\x15RelayTakeDirtyRequest\"L\n" +
 	"\x11RelayTargetStates\x127\n" +
 	"\x06states\x18\x01 \x03(\v2\x1f.svcd.relay.v1.RelayTargetStateR\x06states\"\x16\n" +
-	"\x14RelayRestoreResponse2\x9e\x03\n" +
+	"\x14RelayRestoreResponse2\xec\x03\n" +
 	"\x05Relay\x12L\n" +
 	"\x05Admit\x12 .svcd.relay.v1.RelayAdmitRequest\x1a!.svcd.relay.v1.RelayAdmitResponse\x12O\n" +
 	"\x06Report\x12!.svcd.relay.v1.RelayReportRequest\x1a\".svcd.relay.v1.RelayReportResponse\x12O\n" +
 	"\x06Status\x12!.svcd.relay.v1.RelayStatusRequest\x1a\".svcd.relay.v1.RelayStatusResponse\x12S\n" +
 	"\tTakeDirty\x12$.svcd.relay.v1.RelayTakeDirtyRequest\x1a .svcd.relay.v1.RelayTargetStates\x12P\n" +
-	"\aRestore\x12 .svcd.relay.v1.RelayTargetStates\x1a#.svcd.relay.v1.RelayRestoreResponseB)Z'github.com/svcd/svcd/shared/proto;protob\x06proto3"
+	"\aRestore\x12 .svcd.relay.v1.RelayTargetStates\x1a#.svcd.relay.v1.RelayRestoreResponse\x12L\n" +
+	"\x05Lease\x12 .svcd.relay.v1.RelayLeaseRequest\x1a!.svcd.relay.v1.RelayLeaseResponseB)Z'github.com/svcd/svcd/shared/proto;protob\x06proto3"
 
 var (
 	file_relay_proto_rawDescOnce sync.Once
@@ -855,45 +1002,56 @@ func file_relay_proto_rawDescGZIP() []byte {
 	return file_relay_proto_rawDescData
 }
 
-var file_relay_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_relay_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_relay_proto_goTypes = []any{
-	(*RelayAdmitRequest)(nil),     // 0: svcd.relay.v1.RelayAdmitRequest
-	(*RelayAdmitResponse)(nil),    // 1: svcd.relay.v1.RelayAdmitResponse
-	(*RelayReportRequest)(nil),    // 2: svcd.relay.v1.RelayReportRequest
-	(*RelayReportResponse)(nil),   // 3: svcd.relay.v1.RelayReportResponse
-	(*RelayStatusRequest)(nil),    // 4: svcd.relay.v1.RelayStatusRequest
-	(*RelayPolicy)(nil),           // 5: svcd.relay.v1.RelayPolicy
-	(*RelayLive)(nil),             // 6: svcd.relay.v1.RelayLive
-	(*RelayTargetState)(nil),      // 7: svcd.relay.v1.RelayTargetState
-	(*RelayStatusResponse)(nil),   // 8: svcd.relay.v1.RelayStatusResponse
-	(*RelayTakeDirtyRequest)(nil), // 9: svcd.relay.v1.RelayTakeDirtyRequest
-	(*RelayTargetStates)(nil),     // 10: svcd.relay.v1.RelayTargetStates
-	(*RelayRestoreResponse)(nil),  // 11: svcd.relay.v1.RelayRestoreResponse
-	nil,                           // 12: svcd.relay.v1.RelayStatusResponse.LiveEntry
-	nil,                           // 13: svcd.relay.v1.RelayStatusResponse.TargetsEntry
+	(*RelayLeaseRequest)(nil),     // 0: svcd.relay.v1.RelayLeaseRequest
+	(*RelayLeaseResponse)(nil),    // 1: svcd.relay.v1.RelayLeaseResponse
+	(*RelayAdmitRequest)(nil),     // 2: svcd.relay.v1.RelayAdmitRequest
+	(*RelayAdmitResponse)(nil),    // 3: svcd.relay.v1.RelayAdmitResponse
+	(*RelayReportRequest)(nil),    // 4: svcd.relay.v1.RelayReportRequest
+	(*RelayReportResponse)(nil),   // 5: svcd.relay.v1.RelayReportResponse
+	(*RelayStatusRequest)(nil),    // 6: svcd.relay.v1.RelayStatusRequest
+	(*RelayPolicy)(nil),           // 7: svcd.relay.v1.RelayPolicy
+	(*RelayLive)(nil),             // 8: svcd.relay.v1.RelayLive
+	(*RelayTargetState)(nil),      // 9: svcd.relay.v1.RelayTargetState
+	(*RelayStatusResponse)(nil),   // 10: svcd.relay.v1.RelayStatusResponse
+	(*RelayTakeDirtyRequest)(nil), // 11: svcd.relay.v1.RelayTakeDirtyRequest
+	(*RelayTargetStates)(nil),     // 12: svcd.relay.v1.RelayTargetStates
+	(*RelayRestoreResponse)(nil),  // 13: svcd.relay.v1.RelayRestoreResponse
+	nil,                           // 14: svcd.relay.v1.RelayLeaseRequest.ReturnedEntry
+	nil,                           // 15: svcd.relay.v1.RelayLeaseRequest.WantEntry
+	nil,                           // 16: svcd.relay.v1.RelayLeaseResponse.GrantedEntry
+	nil,                           // 17: svcd.relay.v1.RelayStatusResponse.LiveEntry
+	nil,                           // 18: svcd.relay.v1.RelayStatusResponse.TargetsEntry
 }
 var file_relay_proto_depIdxs = []int32{
-	5,  // 0: svcd.relay.v1.RelayStatusResponse.policy:type_name -> svcd.relay.v1.RelayPolicy
-	12, // 1: svcd.relay.v1.RelayStatusResponse.live:type_name -> svcd.relay.v1.RelayStatusResponse.LiveEntry
-	13, // 2: svcd.relay.v1.RelayStatusResponse.targets:type_name -> svcd.relay.v1.RelayStatusResponse.TargetsEntry
-	7,  // 3: svcd.relay.v1.RelayTargetStates.states:type_name -> svcd.relay.v1.RelayTargetState
-	6,  // 4: svcd.relay.v1.RelayStatusResponse.LiveEntry.value:type_name -> svcd.relay.v1.RelayLive
-	7,  // 5: svcd.relay.v1.RelayStatusResponse.TargetsEntry.value:type_name -> svcd.relay.v1.RelayTargetState
-	0,  // 6: svcd.relay.v1.Relay.Admit:input_type -> svcd.relay.v1.RelayAdmitRequest
-	2,  // 7: svcd.relay.v1.Relay.Report:input_type -> svcd.relay.v1.RelayReportRequest
-	4,  // 8: svcd.relay.v1.Relay.Status:input_type -> svcd.relay.v1.RelayStatusRequest
-	9,  // 9: svcd.relay.v1.Relay.TakeDirty:input_type -> svcd.relay.v1.RelayTakeDirtyRequest
-	10, // 10: svcd.relay.v1.Relay.Restore:input_type -> svcd.relay.v1.RelayTargetStates
-	1,  // 11: svcd.relay.v1.Relay.Admit:output_type -> svcd.relay.v1.RelayAdmitResponse
-	3,  // 12: svcd.relay.v1.Relay.Report:output_type -> svcd.relay.v1.RelayReportResponse
-	8,  // 13: svcd.relay.v1.Relay.Status:output_type -> svcd.relay.v1.RelayStatusResponse
-	10, // 14: svcd.relay.v1.Relay.TakeDirty:output_type -> svcd.relay.v1.RelayTargetStates
-	11, // 15: svcd.relay.v1.Relay.Restore:output_type -> svcd.relay.v1.RelayRestoreResponse
-	11, // [11:16] is the sub-list for method output_type
-	6,  // [6:11] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	4,  // 0: svcd.relay.v1.RelayLeaseRequest.outcomes:type_name -> svcd.relay.v1.RelayReportRequest
+	14, // 1: svcd.relay.v1.RelayLeaseRequest.returned:type_name -> svcd.relay.v1.RelayLeaseRequest.ReturnedEntry
+	15, // 2: svcd.relay.v1.RelayLeaseRequest.want:type_name -> svcd.relay.v1.RelayLeaseRequest.WantEntry
+	16, // 3: svcd.relay.v1.RelayLeaseResponse.granted:type_name -> svcd.relay.v1.RelayLeaseResponse.GrantedEntry
+	7,  // 4: svcd.relay.v1.RelayStatusResponse.policy:type_name -> svcd.relay.v1.RelayPolicy
+	17, // 5: svcd.relay.v1.RelayStatusResponse.live:type_name -> svcd.relay.v1.RelayStatusResponse.LiveEntry
+	18, // 6: svcd.relay.v1.RelayStatusResponse.targets:type_name -> svcd.relay.v1.RelayStatusResponse.TargetsEntry
+	9,  // 7: svcd.relay.v1.RelayTargetStates.states:type_name -> svcd.relay.v1.RelayTargetState
+	8,  // 8: svcd.relay.v1.RelayStatusResponse.LiveEntry.value:type_name -> svcd.relay.v1.RelayLive
+	9,  // 9: svcd.relay.v1.RelayStatusResponse.TargetsEntry.value:type_name -> svcd.relay.v1.RelayTargetState
+	2,  // 10: svcd.relay.v1.Relay.Admit:input_type -> svcd.relay.v1.RelayAdmitRequest
+	4,  // 11: svcd.relay.v1.Relay.Report:input_type -> svcd.relay.v1.RelayReportRequest
+	6,  // 12: svcd.relay.v1.Relay.Status:input_type -> svcd.relay.v1.RelayStatusRequest
+	11, // 13: svcd.relay.v1.Relay.TakeDirty:input_type -> svcd.relay.v1.RelayTakeDirtyRequest
+	12, // 14: svcd.relay.v1.Relay.Restore:input_type -> svcd.relay.v1.RelayTargetStates
+	0,  // 15: svcd.relay.v1.Relay.Lease:input_type -> svcd.relay.v1.RelayLeaseRequest
+	3,  // 16: svcd.relay.v1.Relay.Admit:output_type -> svcd.relay.v1.RelayAdmitResponse
+	5,  // 17: svcd.relay.v1.Relay.Report:output_type -> svcd.relay.v1.RelayReportResponse
+	10, // 18: svcd.relay.v1.Relay.Status:output_type -> svcd.relay.v1.RelayStatusResponse
+	12, // 19: svcd.relay.v1.Relay.TakeDirty:output_type -> svcd.relay.v1.RelayTargetStates
+	13, // 20: svcd.relay.v1.Relay.Restore:output_type -> svcd.relay.v1.RelayRestoreResponse
+	1,  // 21: svcd.relay.v1.Relay.Lease:output_type -> svcd.relay.v1.RelayLeaseResponse
+	16, // [16:22] is the sub-list for method output_type
+	10, // [10:16] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_relay_proto_init() }
@@ -907,7 +1065,7 @@ func file_relay_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_relay_proto_rawDesc), len(file_relay_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,7 @@ const (
 	Relay_Status_FullMethodName    = "/svcd.relay.v1.Relay/Status"
 	Relay_TakeDirty_FullMethodName = "/svcd.relay.v1.Relay/TakeDirty"
 	Relay_Restore_FullMethodName   = "/svcd.relay.v1.Relay/Restore"
+	Relay_Lease_FullMethodName     = "/svcd.relay.v1.Relay/Lease"
 )
 
 // RelayClient is the client API for Relay service.
@@ -41,6 +42,11 @@ type RelayClient interface {
 	Status(ctx context.Context, in *RelayStatusRequest, opts ...grpc.CallOption) (*RelayStatusResponse, error)
 	TakeDirty(ctx context.Context, in *RelayTakeDirtyRequest, opts ...grpc.CallOption) (*RelayTargetStates, error)
 	Restore(ctx context.Context, in *RelayTargetStates, opts ...grpc.CallOption) (*RelayRestoreResponse, error)
+	// Lease takes the supervisor off the per-request path: it delivers a
+	// batch of outcomes and unused tokens, then grants admission tokens in
+	// bulk for targets whose breaker is closed and not backing off. Targets
+	// that are no longer grantable after the batch come back as revoked.
+	Lease(ctx context.Context, in *RelayLeaseRequest, opts ...grpc.CallOption) (*RelayLeaseResponse, error)
 }
 
 type relayClient struct {
@@ -101,6 +107,16 @@ func (c *relayClient) Restore(ctx context.Context, in *RelayTargetStates, opts .
 	return out, nil
 }
 
+func (c *relayClient) Lease(ctx context.Context, in *RelayLeaseRequest, opts ...grpc.CallOption) (*RelayLeaseResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RelayLeaseResponse)
+	err := c.cc.Invoke(ctx, Relay_Lease_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RelayServer is the server API for Relay service.
 // All implementations must embed UnimplementedRelayServer
 // for forward compatibility.
@@ -110,6 +126,11 @@ type RelayServer interface {
 	Status(context.Context, *RelayStatusRequest) (*RelayStatusResponse, error)
 	TakeDirty(context.Context, *RelayTakeDirtyRequest) (*RelayTargetStates, error)
 	Restore(context.Context, *RelayTargetStates) (*RelayRestoreResponse, error)
+	// Lease takes the supervisor off the per-request path: it delivers a
+	// batch of outcomes and unused tokens, then grants admission tokens in
+	// bulk for targets whose breaker is closed and not backing off. Targets
+	// that are no longer grantable after the batch come back as revoked.
+	Lease(context.Context, *RelayLeaseRequest) (*RelayLeaseResponse, error)
 	mustEmbedUnimplementedRelayServer()
 }
 
@@ -134,6 +155,9 @@ func (UnimplementedRelayServer) TakeDirty(context.Context, *RelayTakeDirtyReques
 }
 func (UnimplementedRelayServer) Restore(context.Context, *RelayTargetStates) (*RelayRestoreResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Restore not implemented")
+}
+func (UnimplementedRelayServer) Lease(context.Context, *RelayLeaseRequest) (*RelayLeaseResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Lease not implemented")
 }
 func (UnimplementedRelayServer) mustEmbedUnimplementedRelayServer() {}
 func (UnimplementedRelayServer) testEmbeddedByValue()               {}
@@ -246,6 +270,24 @@ func _Relay_Restore_Handler(srv interface{}, ctx context.Context, dec func(inter
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Relay_Lease_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RelayLeaseRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RelayServer).Lease(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Relay_Lease_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RelayServer).Lease(ctx, req.(*RelayLeaseRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Relay_ServiceDesc is the grpc.ServiceDesc for Relay service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -272,6 +314,10 @@ var Relay_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Restore",
 			Handler:    _Relay_Restore_Handler,
+		},
+		{
+			MethodName: "Lease",
+			Handler:    _Relay_Lease_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

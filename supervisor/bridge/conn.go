@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +19,7 @@ import (
 const (
 	CloseUnauthorized = 4401 // first message was not a hello with the right token
 	CloseReplaced     = 4409 // a newer connection took the clientId
+	CloseReadTimeout  = 4408 // no frame (data or pong) within the read deadline
 )
 
 // Conn is one plugin connection. Only the writer goroutine writes to ws;
@@ -151,8 +153,13 @@ func (c *Conn) readLoop() {
 	for {
 		typ, data, err := c.ws.ReadMessage()
 		if err != nil {
-			if errors.Is(err, websocket.ErrReadLimit) {
+			var ne net.Error
+			switch {
+			case errors.Is(err, websocket.ErrReadLimit):
 				c.close(websocket.CloseMessageTooBig, "message larger than the cap")
+			case errors.As(err, &ne) && ne.Timeout():
+				// Say why, so a plugin can tell a dead link from a shutdown.
+				c.close(CloseReadTimeout, "no frame within the read deadline")
 			}
 			return
 		}

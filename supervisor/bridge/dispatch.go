@@ -38,13 +38,10 @@ func (h *Hub) dispatch(c *Conn, m bridgeproto.Message) {
 		h.route(c, v.RequestID, kindRequest, v)
 	case *bridgeproto.ActionResult:
 		h.route(c, v.ActionID, kindAction, v)
-	// Conversation messages (conversations.go).
-	case *bridgeproto.ConversationLink:
-		h.onConversationLink(c, v)
-	case *bridgeproto.ConversationMessage:
-		h.onConversationMessage(c, v)
 	case *bridgeproto.InjectResult:
 		h.route(c, v.InjectID, kindInject, v)
+	case *bridgeproto.ConversationLink, *bridgeproto.ConversationMessage:
+		h.dispatchConversation(c, v)
 	}
 }
 
@@ -95,14 +92,20 @@ func (h *Hub) onActionRequest(c *Conn, v *bridgeproto.ActionRequest) {
 // client the work was sent to may answer it.
 func (h *Hub) route(c *Conn, id, kind string, m bridgeproto.Message) {
 	p := h.lookup(id)
+	if p == nil && h.recentlyFinished(id, c) {
+		// Answered, cancelled or timed out a moment ago: the plugin could not
+		// know before it sent this frame. Dropped quietly, counted.
+		h.late.n.Add(1)
+		return
+	}
 	if p == nil || p.conn != c || p.Kind != kind {
-		// Late answers after a cancel or timeout are normal; say so once.
-		c.sendError("unknown_request", "no pending "+kind+" with this id (finished, cancelled or never sent)", m.MsgType(), id)
+		c.sendError("unknown_request", "no pending "+kind+" with this id: the daemon never sent it to this client, or finished it long ago", m.MsgType(), id)
 		return
 	}
 	if p.ended() {
-		// Cancelled, timed out or overflowed: the plugin has been told;
-		// frames still in flight are dropped quietly.
+		// Cancelled, timed out or overflowed but not yet forgotten: the same
+		// quiet drop.
+		h.late.n.Add(1)
 		return
 	}
 	if ev, ok := m.(*bridgeproto.StreamEvent); ok {

@@ -11,12 +11,14 @@ import (
 // proxyHeaders mark a request that came through a proxy. The bridge is a
 // local interface: a forwarded request is refused even from loopback,
 // because the real peer is then somebody else.
-var proxyHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Real-Ip", "Via"}
+// Presence counts, even with an empty value: a proxy that forwards an empty
+// X-Forwarded-For is still a proxy.
+var proxyHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Forwarded-Port", "X-Real-Ip", "X-Client-Ip", "Via"}
 
 // checkUpgrade applies the peer, proxy and Origin rules before the upgrade.
 func (h *Hub) checkUpgrade(r *http.Request) error {
 	for _, name := range proxyHeaders {
-		if r.Header.Get(name) != "" {
+		if _, present := r.Header[http.CanonicalHeaderKey(name)]; present {
 			return api.NewError(http.StatusForbidden, "proxied_request", "the browser bridge is local only and refuses proxied requests (%s present)", name)
 		}
 	}

@@ -40,12 +40,17 @@ type Hub struct {
 	conns   map[string]*Conn    // by clientId: the newest connection wins
 	pending map[string]*Pending // by requestId / actionId
 	latestA *RelayResult        // latest platform_a relay result (legacy current)
+	// finished remembers recently finished ids so late frames for them are
+	// dropped quietly (finished.go); late counts those frames.
+	finished *finishedIDs
+	late     lateFrames
+	// onConversation handles conversation_link and conversation_message.
+	onConversation ConversationHandler
 	// unpaired counts upgraded connections whose hello has not arrived; each
 	// holds a socket and a goroutine for up to AuthTimeout.
 	unpaired int
 
 	activity *activity
-	convs    convLinks // conversation holders and hooks (conversations.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -67,6 +72,7 @@ func New(cfg Config, host Host, log hclog.Logger) *Hub {
 		host:     host,
 		conns:    map[string]*Conn{},
 		pending:  map[string]*Pending{},
+		finished: newFinishedIDs(finishedMemory),
 		activity: newActivity(),
 		ctx:      ctx,
 		cancel:   cancel,
@@ -204,7 +210,7 @@ func (h *Hub) register(c *Conn) bool {
 	h.conns[c.clientID] = c
 	h.mu.Unlock()
 	if old != nil {
-		old.close(4409, "replaced by a newer connection with the same clientId")
+		old.close(CloseReplaced, "replaced by a newer connection with the same clientId")
 	}
 	return true
 }

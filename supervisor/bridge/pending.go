@@ -113,6 +113,7 @@ func (h *Hub) Finish(p *Pending) {
 	h.mu.Lock()
 	if h.pending[p.ID] == p {
 		delete(h.pending, p.ID)
+		h.finished.add(p.ID, p.conn.clientID)
 	}
 	h.mu.Unlock()
 	p.fail("finished", "finished")

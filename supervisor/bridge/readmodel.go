@@ -3,6 +3,7 @@ package bridge
 import (
 	"encoding/json"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/svcd/svcd/raftstore"
@@ -305,6 +306,9 @@ func (h *Hub) ReadModel(f Filter, relay RelayInfo) ReadModel {
 		d.InFlight, d.Waiting = l.InFlight, l.Waiting
 		m.Policy.Targets[key] = d
 	}
+	for key, d := range m.Policy.Targets {
+		m.Policy.Targets[key] = h.completeTarget(key, d)
+	}
 	m.Summary.Connected = len(liveSeen)
 	m.Summary.Records = m.Summary.Fresh + m.Summary.Stale + m.Summary.Lost
 	sort.Slice(m.Records, func(i, j int) bool { return m.Records[i].Key < m.Records[j].Key })
@@ -350,4 +354,27 @@ func endpointMeta(r *raftstore.BrowserRecord) EndpointMetadata {
 	sort.Strings(em.Methods)
 	sort.Strings(em.Kinds)
 	return em
+}
+
+// completeTarget fills what a target without a captured record lacks (a raw
+// relay to a client that never captured that platform, typically
+// platform_c): its identity from the key <platform>/<clientId>/<account>,
+// and its last activity from the unflushed relay touch or, durably, from
+// the relay engine's last outcome. Every platform's target then carries the
+// same fields.
+func (h *Hub) completeTarget(key string, d TargetDiag) TargetDiag {
+	if d.Platform == "" && d.ClientID == "" {
+		if platform, rest, ok := strings.Cut(key, "/"); ok {
+			client, account, _ := strings.Cut(rest, "/")
+			d.Platform, d.ClientID, d.Account = platform, client, account
+		}
+	}
+	if d.LastActivityAt == nil {
+		if t, ok := h.activity.recordTouch(key); ok {
+			d.LastActivityAt, d.LastActivityKind = tp(t.At), t.Kind
+		} else if d.Relay != nil && !d.Relay.LastOutcomeAt.IsZero() {
+			d.LastActivityAt, d.LastActivityKind = tp(d.Relay.LastOutcomeAt), "relay_outcome"
+		}
+	}
+	return d
 }

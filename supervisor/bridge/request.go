@@ -84,11 +84,24 @@ func (h *Hub) CheckRequestID(id string) error {
 	return nil
 }
 
+// pendingFrames sizes a request's frame buffer by need (performance, issue
+// 15): a buffered answer is one api_response, or stream_open, events and
+// stream_end taken as fast as they come; an SSE relay gets room for a burst
+// while its caller's connection catches up, and beyond that the reader's
+// deliverWait is the back-pressure. A fixed 1024 slots cost 16 KiB per
+// request for nothing.
+func pendingFrames(mode string) int {
+	if mode == bridgeproto.ModeSSE {
+		return 64
+	}
+	return 4
+}
+
 // Send dispatches an api_request to sel and returns the pending answer.
 // The caller must Finish it.
 func (h *Hub) Send(sel Selection, req bridgeproto.APIRequest) (*Pending, error) {
 	req.Type = bridgeproto.TypeAPIRequest
-	p := newPending(req.RequestID, kindRequest, req.Platform, sel.Conn, 1024)
+	p := newPending(req.RequestID, kindRequest, req.Platform, sel.Conn, pendingFrames(req.ResponseMode))
 	if !h.track(p) {
 		return nil, api.Conflict("duplicate_request_id", "requestId %q is already in flight", clipID(req.RequestID))
 	}

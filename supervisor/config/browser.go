@@ -106,3 +106,7 @@ func browserEnvVars() []envVar {
 		{"SVC_RELAY_IN_PROCESS", func(c *Config, v string) (err error) { c.RelayInProcess, err = strconv.ParseBool(v); return }},
 	}
 }
+
+// BundledExtensionID is the id Chromium derives from the public key pinned
+// in extension/manifest.json; the daemon allows its origin by default.
+const BundledExtensionID = "bikejchgdphpcbimhpcoegbjcbplcdpl"

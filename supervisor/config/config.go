@@ -20,13 +20,32 @@ import (
 // Config is the whole supervisor configuration. The hcl tags are the names in
 // a -config file; Env gives the SVC_* variables and Flags the command line.
 type Config struct {
-	Listen       string   `hcl:"listen,optional"`
-	DataDir      string   `hcl:"data_dir,optional"`
-	NodeID       string   `hcl:"node_id,optional"`
-	RaftAddr     string   `hcl:"raft_addr,optional"`
-	Bootstrap    bool     `hcl:"bootstrap,optional"`
-	SharedToken  string   `hcl:"shared_token,optional"`
-	AllowedHosts []string `hcl:"allowed_hosts,optional"`
+	Listen   string `hcl:"listen,optional"`
+	DataDir  string `hcl:"data_dir,optional"`
+	NodeID   string `hcl:"node_id,optional"`
+	RaftAddr string `hcl:"raft_addr,optional"`
+	// Cluster (leader/standby HA, docs/ha.md). Zero timings keep the tuned
+	// defaults of raftstore.DefaultTimings.
+	RaftAdvertise          string   `hcl:"raft_advertise,optional"` // raft address peers dial (default raft_addr)
+	APIAdvertiseAddr       string   `hcl:"api_advertise,optional"`  // API address peers forward to (default listen)
+	ClusterKey             string   `hcl:"cluster_key,optional"`    // authenticates raft traffic (default: the shared token)
+	Join                   []string `hcl:"join,optional"`           // API addresses of members to join through (retried)
+	RaftHeartbeatMs        int64    `hcl:"raft_heartbeat_timeout_ms,optional"`
+	RaftElectionMs         int64    `hcl:"raft_election_timeout_ms,optional"`
+	RaftLeaseMs            int64    `hcl:"raft_lease_timeout_ms,optional"`
+	RaftSnapshotIntervalMs int64    `hcl:"raft_snapshot_interval_ms,optional"`
+	RaftSnapshotThreshold  int64    `hcl:"raft_snapshot_threshold,optional"`
+	RaftTrailingLogs       int64    `hcl:"raft_trailing_logs,optional"`
+
+	// Renewal scheduler (renewal.go, docs/renewal.md); zero = default.
+	RenewalTickMs      int64    `hcl:"renewal_tick_ms,optional"`
+	RenewalIdleMs      int64    `hcl:"renewal_idle_ms,optional"`
+	RenewalMessage     string   `hcl:"renewal_message,optional"`
+	RenewalMaxFailures int      `hcl:"renewal_max_failures,optional"`
+	RenewalMaxRenewals int      `hcl:"renewal_max_renewals,optional"`
+	Bootstrap          bool     `hcl:"bootstrap,optional"`
+	SharedToken        string   `hcl:"shared_token,optional"`
+	AllowedHosts       []string `hcl:"allowed_hosts,optional"`
 	// AllowedOrigins may make state-changing requests from a browser besides
 	// the daemon's own pages (empty by default; see docs/security.md).
 	AllowedOrigins []string `hcl:"allowed_origins,optional"`
@@ -62,6 +81,10 @@ type Config struct {
 	WorkerBackoffMaxMs      int    `hcl:"worker_backoff_max_ms,optional"`
 	WorkerDrainTimeoutMs    int    `hcl:"worker_drain_timeout_ms,optional"`
 	WorkerHealthIntervalMs  int    `hcl:"worker_health_interval_ms,optional"`
+	// Performance (issue 15): a worker that ran this long before it exited
+	// counts as healthy; its exit restarts it after the base backoff and
+	// forgets earlier exits (see workers_perf.go).
+	WorkerHealthyAfterMs int `hcl:"worker_healthy_after_ms,optional"`
 
 	// Browser bridge and relay (see browser.go and docs/bridge-protocol.md).
 	// Zero durations and counts mean the built-in defaults.
@@ -97,6 +120,14 @@ type Config struct {
 	InstrReportMaxBytes   int   `hcl:"instr_report_max_bytes,optional"`      // whole report cap (16384)
 	InstrIngestMaxTextLen int   `hcl:"instr_ingest_max_text_bytes,optional"` // ingest text cap (262144)
 
+	// Agent daemon (agentd; workers/agentd, docs/agentd.md). Defaults in Defaults(), checks in agentd.go.
+	AgentdListen         string `hcl:"agentd_listen,optional"`          // agentd's HTTP address, called by the /v1/agent proxy
+	AgentdSpawn          bool   `hcl:"agentd_spawn,optional"`           // run agentd as a supervised worker
+	AgentdCommand        string `hcl:"agentd_command,optional"`         // the agent child, split on spaces
+	AgentdCodexHome      string `hcl:"agentd_codex_home,optional"`      // CODEX_HOME for the child ("" inherits)
+	AgentdApprovalPolicy string `hcl:"agentd_approval_policy,optional"` // decline | accept
+	// End agentd.
+
 	ConfigFile    string // where the file layer came from, if any
 	TokenFromFile string // set by the supervisor when it generated or read the token file
 }
@@ -111,6 +142,8 @@ func Defaults() Config {
 		MaxBodyBytes: 1 << 20,
 		ShutdownMs:   10000,
 		LogLevel:     "info",
+		// agentd
+		AgentdListen: "127.0.0.1:4319", AgentdCommand: "codex app-server", AgentdApprovalPolicy: "decline",
 		StatusListen: "127.0.0.1:4318",
 		StatusDaemon: "http://127.0.0.1:4317",
 
@@ -122,12 +155,16 @@ func Defaults() Config {
 		ExecRunAsGID:      -1,
 		ExecMaxConcurrent: 32,
 
+		// The pinned id of the bundled extension (extension/manifest.json key).
+		BrowserExtensionIDs: []string{BundledExtensionID},
+
 		WorkerCrashLoopCount:    5,
 		WorkerCrashLoopWindowMs: 60_000,
 		WorkerBackoffBaseMs:     50,
 		WorkerBackoffMaxMs:      30_000,
 		WorkerDrainTimeoutMs:    0, // derived: exec_timeout_max_ms + 5 s (DrainTimeout)
 		WorkerHealthIntervalMs:  2_000,
+		WorkerHealthyAfterMs:    10_000, // performance (issue 15)
 	}
 }
 
@@ -230,8 +267,12 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("exec_run_as_uid and exec_run_as_gid must be -1 (unchanged) or a numeric id"))
 	}
 	errs = append(errs, c.validateBrowser()...)
+	errs = append(errs, c.validatePerf()...)
 	errs = append(errs, c.validateInstructions()...)
 	errs = append(errs, c.validateGuard()...)
+	errs = append(errs, c.validateCluster()...)
+	errs = append(errs, c.validateRenewal()...)
+	errs = append(errs, c.validateAgentd()...)
 	switch strings.ToLower(c.LogLevel) {
 	case "trace", "debug", "info", "warn", "error":
 	default:
@@ -298,7 +339,8 @@ func envVars() []envVar {
 		{"SVC_WORKER_BACKOFF_MAX_MS", func(c *Config, v string) (err error) { c.WorkerBackoffMaxMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_DRAIN_TIMEOUT_MS", func(c *Config, v string) (err error) { c.WorkerDrainTimeoutMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_HEALTH_INTERVAL_MS", func(c *Config, v string) (err error) { c.WorkerHealthIntervalMs, err = strconv.Atoi(v); return }},
-	}, append(browserEnvVars(), instrEnvVars()...)...)
+		{"SVC_WORKER_HEALTHY_AFTER_MS", func(c *Config, v string) (err error) { c.WorkerHealthyAfterMs, err = strconv.Atoi(v); return }},
+	}, append(append(append(append(browserEnvVars(), instrEnvVars()...), clusterEnvVars()...), renewalEnvVars()...), agentdEnvVars()...)...)
 }
 
 func applyEnv(c *Config, getenv func(string) string) error {
@@ -323,6 +365,9 @@ func bindFlags(fs *flag.FlagSet) map[string]func(*Config) {
 	dataDir := fs.String("data-dir", d.DataDir, "directory for raft data and the token file")
 	nodeID := fs.String("node-id", d.NodeID, "raft node id")
 	raftAddr := fs.String("raft-addr", "", "raft TCP address for multi-node clusters (empty: single node)")
+	raftAdv := fs.String("raft-advertise", "", "raft address peers dial (default: -raft-addr)")
+	apiAdv := fs.String("api-advertise", "", "API address peers forward to (default: -listen)")
+	join := fs.String("join", "", "API address(es) of cluster members to join through, comma separated")
 	bootstrap := fs.Bool("bootstrap", d.Bootstrap, "form a new cluster when there is no state")
 	hosts := fs.String("allowed-hosts", "", "extra Host header values to accept, comma separated")
 	origins := fs.String("allowed-origins", "", "browser origins allowed to make state-changing requests, comma separated (empty: only the daemon's own)")
@@ -347,6 +392,9 @@ func bindFlags(fs *flag.FlagSet) map[string]func(*Config) {
 		"data-dir":            func(c *Config) { c.DataDir = *dataDir },
 		"node-id":             func(c *Config) { c.NodeID = *nodeID },
 		"raft-addr":           func(c *Config) { c.RaftAddr = *raftAddr },
+		"raft-advertise":      func(c *Config) { c.RaftAdvertise = *raftAdv },
+		"api-advertise":       func(c *Config) { c.APIAdvertiseAddr = *apiAdv },
+		"join":                func(c *Config) { c.Join = splitList(*join) },
 		"bootstrap":           func(c *Config) { c.Bootstrap = *bootstrap },
 		"allowed-hosts":       func(c *Config) { c.AllowedHosts = splitList(*hosts) },
 		"allowed-origins":     func(c *Config) { c.AllowedOrigins = splitList(*origins) },

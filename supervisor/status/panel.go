@@ -44,6 +44,12 @@ footer{color:#57606a;font-size:.85rem}
 {{end}}
 {{range .Workers}}<tr><th>Worker {{.Name}}</th><td>{{.State}}{{if .Restarts}} ({{.Restarts}} restarts){{end}}</td></tr>
 {{end}}
+{{range .Cluster}}<tr><th>Node {{.NodeID}}{{if .Self}} (this node){{end}}</th><td>{{.Role}}{{if .APIAddr}} · {{.APIAddr}}{{end}}</td></tr>
+{{end}}
+{{range .Convs}}<tr><th>Conversation {{.ID}}</th><td>{{.AutomationStatus}} · {{.ExecutionState}}{{if .PauseReason}} · {{.PauseReason}}{{end}}</td></tr>
+{{end}}
+{{range .Tasks}}<tr><th>Task {{.ID}}</th><td>{{.Kind}} · {{.Status}}</td></tr>
+{{end}}
 </table>
 <footer>Source: {{.Source}} · generated {{.GeneratedAt.Format "2006-01-02 15:04:05 UTC"}} · refreshes every {{refresh}} s · JSON at <a href="/v1/status">/v1/status</a></footer>
 </body>

@@ -22,6 +22,9 @@ type Snapshot struct {
 	Queue       systemstate.Queue  `json:"queue"`
 	ActiveRuns  int                `json:"active_runs"`
 	Workers     []Worker           `json:"workers,omitempty"`
+	Cluster     []Member           `json:"cluster,omitempty"`
+	Convs       []Conversation     `json:"conversations,omitempty"`
+	Tasks       []Task             `json:"recent_tasks,omitempty"`
 	Source      string             `json:"source"`
 	GeneratedAt time.Time          `json:"generated_at"`
 }
@@ -33,6 +36,30 @@ type Worker struct {
 	Restarts int    `json:"restarts"`
 }
 
+// Member is one cluster member line on the panel (filled by the daemon
+// when it runs in a cluster).
+type Member struct {
+	NodeID  string `json:"node_id"`
+	Role    string `json:"role"`
+	APIAddr string `json:"api_addr,omitempty"`
+	Self    bool   `json:"self"`
+}
+
+// Conversation is one renewal conversation line (filled by the daemon).
+type Conversation struct {
+	ID               string `json:"local_conversation_id"`
+	AutomationStatus string `json:"automation_status"`
+	ExecutionState   string `json:"execution_state"`
+	PauseReason      string `json:"pause_reason,omitempty"`
+}
+
+// Task is one recent task line (filled by the daemon).
+type Task struct {
+	ID     string `json:"task_id"`
+	Kind   string `json:"kind"`
+	Status string `json:"status"`
+}
+
 // Input is what a snapshot is assembled from.
 type Input struct {
 	// System is the daemon's /v1/system/state, or nil when it could not be read.
@@ -42,13 +69,16 @@ type Input struct {
 	// Source names where System came from: "local" or the daemon's URL.
 	Source  string
 	Workers []Worker
+	Cluster []Member
+	Convs   []Conversation
+	Tasks   []Task
 	Now     time.Time
 }
 
 // Assemble builds the snapshot. A nil System gives daemon_reachable=false,
 // mode "unknown" and the error text, so the panel can say the daemon is down.
 func Assemble(in Input) Snapshot {
-	snap := Snapshot{Service: "svcd", Source: in.Source, GeneratedAt: in.Now.UTC(), Workers: in.Workers}
+	snap := Snapshot{Service: "svcd", Source: in.Source, GeneratedAt: in.Now.UTC(), Workers: in.Workers, Cluster: in.Cluster, Convs: in.Convs, Tasks: in.Tasks}
 	if in.System == nil {
 		snap.Mode = "unknown"
 		if in.Err != nil {

@@ -54,7 +54,7 @@ type Options struct {
 	StartTimeout    time.Duration // handshake + first ping
 	BackoffBase     time.Duration // first restart delay
 	BackoffMax      time.Duration // cap of the restart delay
-	StableAfter     time.Duration // uptime after which backoff starts over
+	StableAfter     time.Duration // uptime after which an exit is a first crash: backoff and crash-loop count start over
 	CrashLoopCount  int           // this many exits …
 	CrashLoopWindow time.Duration // … within this window mark the worker failed
 	HealthInterval  time.Duration // ping period
@@ -82,7 +82,7 @@ func (o *Options) defaults() error {
 	set(&o.StartTimeout, 10*time.Second)
 	set(&o.BackoffBase, 50*time.Millisecond)
 	set(&o.BackoffMax, 30*time.Second)
-	set(&o.StableAfter, 30*time.Second)
+	set(&o.StableAfter, 10*time.Second)
 	set(&o.CrashLoopWindow, 60*time.Second)
 	set(&o.HealthInterval, 2*time.Second)
 	set(&o.DrainTimeout, 30*time.Second)

@@ -183,7 +183,12 @@ func (s *slot) failed(inst *instance, err error) (time.Duration, bool) {
 		s.lastError = err.Error()
 	}
 	if uptime >= s.m.opts.StableAfter {
+		// The instance ran healthy for a while: this is a first crash, not
+		// a loop. Earlier exits neither lengthen the backoff nor count
+		// towards marking the worker failed, so one kill after a calm
+		// period is back after BackoffBase plus a start.
 		s.consecutive = 0
+		s.window.reset()
 	}
 	s.consecutive++
 	n := s.window.add(now, s.m.opts.CrashLoopWindow)

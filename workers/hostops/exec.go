@@ -70,7 +70,11 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(pid int)
 	// does not wait for copy goroutines; we drain them ourselves below.
 	cmd.Stdout, cmd.Stderr = stdoutW, stderrW
 
-	startErr := l.spawner.Do(context.Background(), cmd.Start)
+	start := cmd.Start
+	if l.traceLimits() {
+		start = func() error { return startLimited(cmd, l.cfg.Rlimits) }
+	}
+	startErr := l.spawner.Do(context.Background(), start)
 	stdoutW.Close()
 	stderrW.Close()
 	if startErr != nil {
@@ -153,13 +157,17 @@ func (l *Local) describeExit(res *ExecResult, ps *os.ProcessState, waitErr, call
 	}
 }
 
+// traceLimits: limits are set and applied by tracing the child to its
+// execve (rlimit_trace.go), not by the shim.
+func (l *Local) traceLimits() bool { return len(l.cfg.Rlimits) > 0 && !l.noTrace }
+
 // command builds the child: /bin/sh -c CMD (through the rlimit shim when
-// limits are set), own process group, Pdeathsig, optional uid/gid, the
+// limits are set and tracing is not allowed), own process group, Pdeathsig, optional uid/gid, the
 // filtered environment.
 func (l *Local) command(command, dir string) *exec.Cmd {
 	var cmd *exec.Cmd
 	env := l.env
-	if len(l.cfg.Rlimits) > 0 && l.cfg.SelfExecutable != "" {
+	if len(l.cfg.Rlimits) > 0 && !l.traceLimits() && l.cfg.SelfExecutable != "" {
 		cmd = exec.Command(l.cfg.SelfExecutable, "worker", ShimName, Shell, "-c", command)
 		env = append(append([]string(nil), env...), RlimitsEnv+"="+FormatRlimits(l.cfg.Rlimits))
 	} else {

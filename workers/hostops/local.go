@@ -16,6 +16,7 @@ type Local struct {
 	spawner *pluginkit.Spawner
 	groups  *groups
 	env     []string
+	noTrace bool // limits go through the shim: tracing is not allowed here
 }
 
 var _ HostOps = (*Local)(nil)
@@ -27,7 +28,14 @@ func NewLocal(cfg Config, log hclog.Logger, spawner *pluginkit.Spawner, environ 
 	if err != nil {
 		return nil, err
 	}
-	return &Local{cfg: cfg, log: log, paths: paths, spawner: spawner, groups: newGroups(), env: childEnv(environ, cfg.EnvAllow)}, nil
+	l := &Local{cfg: cfg, log: log, paths: paths, spawner: spawner, groups: newGroups(), env: childEnv(environ, cfg.EnvAllow)}
+	if len(cfg.Rlimits) > 0 {
+		if err := canTraceLimits(spawner, cfg.Rlimits); err != nil {
+			l.noTrace = true
+			log.Warn("exec limits cannot be applied by tracing the child; using the slower re-exec shim", "error", err)
+		}
+	}
+	return l, nil
 }
 
 // KillAll kills the process group of every running command.

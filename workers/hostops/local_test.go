@@ -13,7 +13,7 @@ import (
 	"github.com/svcd/svcd/workers/pluginkit"
 )
 
-func newTestLocal(t *testing.T, mod func(*Config)) *Local {
+func newTestLocal(t testing.TB, mod func(*Config)) *Local {
 	t.Helper()
 	cfg := DefaultConfig()
 	if mod != nil {

@@ -21,8 +21,11 @@ type target struct {
 	TargetState
 	inFlight int
 	waiting  int
-	probing  bool          // a half-open probe is in flight
-	slot     chan struct{} // closed and replaced when a slot frees up
+	probing  bool // a half-open probe is in flight
+	// grantWindowMs is the window the last lease was granted in; tokens
+	// given back only free window places in that same window.
+	grantWindowMs int64
+	slot          chan struct{} // closed and replaced when a slot frees up
 }
 
 // NewEngine builds an engine with policy (defaults filled in).
@@ -138,6 +141,11 @@ func failure(o Outcome) bool {
 func (e *Engine) Report(ctx context.Context, o Outcome) (bool, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return e.report(o), nil
+}
+
+// report applies one outcome; call with mu held.
+func (e *Engine) report(o Outcome) bool {
 	t := e.get(o.Target)
 	if t.inFlight > 0 {
 		t.inFlight--
@@ -148,7 +156,7 @@ func (e *Engine) Report(ctx context.Context, o Outcome) (bool, error) {
 		t.probing = false
 	}
 	if o.Cancelled {
-		return false, nil
+		return false
 	}
 	now := e.now()
 	t.LastStatus, t.LastOutcomeMs = o.Status, now.UnixMilli()
@@ -156,12 +164,12 @@ func (e *Engine) Report(ctx context.Context, o Outcome) (bool, error) {
 	if t.Breaker == BreakerHalfOpen && !o.Probe {
 		// A late answer to a request admitted before the breaker opened: only
 		// the probe may decide whether the target has recovered.
-		return false, nil
+		return false
 	}
 	if !failure(o) {
 		changed := t.BackoffLevel != 0 || t.BreakerFailures != 0 || t.Breaker != BreakerClosed
 		t.BackoffLevel, t.BackoffUntilMs, t.BreakerFailures, t.Breaker = 0, 0, 0, BreakerClosed
-		return changed, nil
+		return changed
 	}
 	t.BackoffLevel++
 	wait := e.policy.BackoffBaseMs << min(t.BackoffLevel-1, 20)
@@ -178,7 +186,7 @@ func (e *Engine) Report(ctx context.Context, o Outcome) (bool, error) {
 	if t.Breaker == BreakerHalfOpen || (t.Breaker == BreakerClosed && t.BreakerFailures >= e.policy.BreakerFailures) {
 		t.Breaker, t.BreakerOpenedMs = BreakerOpen, now.UnixMilli()
 	}
-	return true, nil
+	return true
 }
 
 // Status implements Relay.

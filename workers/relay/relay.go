@@ -1,8 +1,9 @@
 // Package relay is the relay policy engine: per target (platform + client +
 // account) it keeps a rate-limit window, an exponential backoff that honours
-// Retry-After, and a circuit breaker. The supervisor asks it to admit each
-// browser request before dispatch and reports each outcome after. It runs in
-// the relay worker process (go-plugin); this file is its interface.
+// Retry-After, and a circuit breaker. The supervisor admits browser requests
+// from tokens the engine grants in bulk (Lease, lease.go) or, when none can
+// be granted, one at a time (Admit), and hands outcomes back in batches. It
+// runs in the relay worker process (go-plugin); this file is its interface.
 package relay
 
 import "context"

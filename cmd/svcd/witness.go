@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"errors"
+	"fmt"
+	"github.com/hashicorp/go-hclog"
+	"os"
+
+	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/shared/logging"
+	"github.com/svcd/svcd/shared/version"
+	"github.com/svcd/svcd/supervisor/cluster"
+	"github.com/svcd/svcd/supervisor/config"
+)
+
+// runWitness is `svcd witness`: a raft voter with no HTTP listener and no
+// workers, so two full nodes keep a majority when one dies. It joins through
+// a member's API (-join) and hands leadership away whenever it wins an
+// election: it has no API to serve as the active node.
+func runWitness(ctx context.Context, args []string) error {
+	cfg, err := config.Load("svcd witness", args, os.Getenv)
+	if err != nil {
+		return err
+	}
+	if cfg.RaftAddr == "" || len(cfg.Join) == 0 {
+		return errors.New("a witness needs -raft-addr and -join (the API address of a cluster member)")
+	}
+	token := cfg.SharedToken
+	if token == "" {
+		return errors.New("a witness needs the cluster's shared token (SVC_SHARED_TOKEN) to join; it never generates one")
+	}
+	key := cfg.ClusterKey
+	if key == "" {
+		key = token
+	}
+	log := logging.New("svcd-witness", cfg.LogLevel, cfg.LogJSON)
+	node, err := raftstore.Open(raftstore.Config{
+		NodeID: cfg.NodeID, DataDir: cfg.DataDir, RaftAddr: cfg.RaftAddr, RaftAdvertise: cfg.RaftAdvertise,
+		ClusterKey: []byte(key), Timings: cfg.ClusterTimings(), Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	defer node.Shutdown()
+	if node.HadState() && node.HasConfiguration() && !node.IsMember() { // half-joined (no configuration yet) may finish joining
+		return fmt.Errorf("the data dir %s holds raft state of a cluster this witness (%s) is not a member of; use an empty data dir", cfg.DataDir, cfg.NodeID)
+	}
+	c := cluster.New(cluster.Options{Node: node, NodeID: cfg.NodeID, Kind: raftstore.KindWitness, Version: version.Get().Version, Token: token, Log: log.Named("cluster")})
+	if !node.IsMember() {
+		if err := c.Join(ctx, cfg.Join); err != nil {
+			return err
+		}
+	}
+	log.Info("witness running", "node_id", cfg.NodeID, "raft_addr", node.RaftAddr())
+	for {
+		select {
+		case <-ctx.Done():
+			log.Info("witness stopping")
+			return nil
+		case leader := <-node.LeaderChanges():
+			if leader {
+				handOver(ctx, node, log)
+			}
+		}
+	}
+}
+
+// handOver transfers leadership to a full node, retrying while this witness
+// still leads: a transfer fails when the chosen node is still catching up
+// (the witness often wins precisely because its log was the longest), and
+// raft will not elect anybody else while the witness keeps the lease.
+func handOver(ctx context.Context, node *raftstore.Node, log hclog.Logger) {
+	log.Info("the witness won an election; handing leadership to a full node")
+	for attempt := 1; node.IsLeader() && ctx.Err() == nil; attempt++ {
+		err := node.TransferLeadership()
+		if err == nil {
+			return
+		}
+		log.Warn("leadership transfer failed; retrying", "attempt", attempt, "error", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

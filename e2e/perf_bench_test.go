@@ -1,0 +1,331 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/svcd/svcd/e2e/benchfig"
+	"github.com/svcd/svcd/e2e/fakeplugin"
+	"github.com/svcd/svcd/e2e/harness"
+	"github.com/svcd/svcd/shared/bridgeproto"
+)
+
+// The BenchmarkPerf* benchmarks produce the figures of docs/performance.md
+// (issue 15's table). Each takes its own samples (SVC_BENCH_SAMPLES, run
+// with -benchtime=1x) and reports them through benchfig against a baseline
+// measured in the same run. `make bench` runs them all.
+
+// perfRig is a real daemon with its relay worker, a fake platform in a
+// separate process and a fake plugin relaying to it.
+type perfRig struct {
+	d      *harness.Daemon
+	plat   platformProcess
+	client *http.Client
+}
+
+func newPerfRig(b *testing.B, env ...string) *perfRig {
+	b.Helper()
+	d := harness.Start(b, harness.Options{Env: append([]string{
+		"SVC_RELAY_WINDOW_MAX=1000000000", "SVC_RELAY_MAX_IN_FLIGHT=1024", "SVC_LOG_LEVEL=warn",
+	}, env...)})
+	plat := startPlatformProcess(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p, _, err := fakeplugin.Dial(ctx, fakeplugin.Options{URL: "ws://" + d.Addr + "/ws/browser", Token: d.Token, ClientID: "bench",
+		Platforms: map[string]string{bridgeproto.PlatformB: plat.URL}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { p.Close() })
+	return &perfRig{d: d, plat: plat, client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256}}}
+}
+
+func (r *perfRig) get(b *testing.B, url string) []byte {
+	resp, err := r.client.Get(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b.Fatalf("GET %s: %d %s", url, resp.StatusCode, body)
+	}
+	return body
+}
+
+func (r *perfRig) relay(b *testing.B, body string) *http.Response {
+	req, _ := http.NewRequest("POST", r.d.URL+"/v1/browser/request", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := r.client.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return resp
+}
+
+func (r *perfRig) relayBuffered(b *testing.B) {
+	resp := r.relay(b, benchRelayBody)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`/api/echo`)) {
+		b.Fatalf("relay: %d %s", resp.StatusCode, body)
+	}
+}
+
+// BenchmarkPerfP1Relay: a buffered relay through daemon, relay worker,
+// WebSocket and plugin against a direct GET of the same upstream from
+// another process (the cross-process direct baseline). Latency is measured
+// one call at a time, throughput with 16 concurrent callers.
+func BenchmarkPerfP1Relay(b *testing.B) {
+	r := newPerfRig(b)
+	direct := func() { r.get(b, r.plat.URL+"/api/echo") }
+	relayed := func() { r.relayBuffered(b) }
+	n := benchfig.Samples(2000)
+	for i := 0; i < 100; i++ {
+		direct()
+		relayed()
+	}
+	dl, rl := benchfig.Alternate(n, direct, relayed)
+	dp, dwall := benchfig.Parallel(n, 16, direct)
+	rp, rwall := benchfig.Parallel(n, 16, relayed)
+	base, subj := benchfig.Summarize("direct", dl, 0), benchfig.Summarize("relay", rl, 0)
+	base.ReqPerS = benchfig.Summarize("", dp, dwall).ReqPerS
+	subj.ReqPerS = benchfig.Summarize("", rp, rwall).ReqPerS
+	benchfig.Report(b, benchfig.Figure{ID: "P1", Name: "buffered relay vs cross-process direct HTTP",
+		Goal: "p50 <= 3x; >= 6000 req/s", Baseline: base, Subject: subj,
+		Note: "latency sequential; req/s with 16 concurrent callers"})
+}
+
+// BenchmarkPerfP2SSE: an SSE relay. The figure's latency is a one-event
+// stream, relayed against read directly from the platform; Extra holds the
+// events/s of a 1000-event stream both ways.
+func BenchmarkPerfP2SSE(b *testing.B) {
+	r := newPerfRig(b)
+	sse := func(n int) string {
+		body, _ := json.Marshal(map[string]any{"platform": "platform_b", "path": "/api/stream?n=" + strconv.Itoa(n),
+			"responseMode": "sse", "clientId": "bench"})
+		return string(body)
+	}
+	relayed := func(n int) func() {
+		body := sse(n)
+		return func() {
+			resp := r.relay(b, body)
+			got, ended := 0, false
+			sc := bufio.NewScanner(resp.Body)
+			for sc.Scan() {
+				switch sc.Text() {
+				case "event: stream_event":
+					got++
+				case "event: stream_end":
+					ended = true
+				}
+			}
+			resp.Body.Close()
+			if got != n || !ended {
+				b.Fatalf("relayed stream: %d of %d events, end %v", got, n, ended)
+			}
+		}
+	}
+	direct := func(n int) func() {
+		url := r.plat.URL + "/api/stream?n=" + strconv.Itoa(n)
+		return func() {
+			if got := bytes.Count(r.get(b, url), []byte("data: ")); got != n {
+				b.Fatalf("direct stream: %d of %d events", got, n)
+			}
+		}
+	}
+	samples := benchfig.Samples(2000)
+	for i := 0; i < 50; i++ {
+		direct(1)()
+		relayed(1)()
+	}
+	dl, rl := benchfig.Alternate(samples, direct(1), relayed(1))
+	const events, streams = 1000, 20
+	db, rb := benchfig.Alternate(streams, direct(events), relayed(events))
+	perSec := func(ds []time.Duration) float64 {
+		var sum time.Duration
+		for _, d := range ds {
+			sum += d
+		}
+		return float64(events*len(ds)) / sum.Seconds()
+	}
+	base, subj := benchfig.Summarize("direct", dl, 0), benchfig.Summarize("relay", rl, 0)
+	benchfig.Report(b, benchfig.Figure{ID: "P2", Name: "SSE through the bridge vs direct",
+		Goal: ">= 50000 events/s; added p50 <= 0.2 ms", Baseline: base, Subject: subj,
+		Extra: map[string]float64{"relay_events_per_s": perSec(rb), "direct_events_per_s": perSec(db),
+			"added_p50_us": subj.P50us - base.P50us},
+		Note: "latency: one-event stream; events/s: 1000-event streams"})
+}
+
+func execTrue(b *testing.B, client *http.Client, d *harness.Daemon) func() {
+	body := []byte(`{"command":"true"}`)
+	return func() {
+		res := benchPost(b, client, d, "/v1/exec", body)
+		if !bytes.Contains(res, []byte(`"data":{"ok":true`)) {
+			b.Fatalf("exec true: %s", res)
+		}
+	}
+}
+
+// BenchmarkPerfP3Exec: POST /v1/exec of `true` against fork/exec of `true`
+// from the benchmark process.
+func BenchmarkPerfP3Exec(b *testing.B) {
+	d := harness.Start(b, harness.Options{Env: []string{"SVC_LOG_LEVEL=warn"}})
+	client := benchHTTPClient()
+	api := execTrue(b, client, d)
+	direct := func() {
+		if err := exec.Command("true").Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	n := benchfig.Samples(2000) / 4
+	for i := 0; i < 20; i++ {
+		direct()
+		api()
+	}
+	dl, al := benchfig.Alternate(n, direct, api)
+	benchfig.Report(b, benchfig.Figure{ID: "P3", Name: "POST /v1/exec true vs direct fork/exec", Goal: "p50 <= 1.3x",
+		Baseline: benchfig.Summarize("direct", dl, 0), Subject: benchfig.Summarize("api", al, 0)})
+}
+
+// BenchmarkPerfP3bExecLimits: exec with resource limits configured against
+// plain exec, two daemons alternated in the same run.
+func BenchmarkPerfP3bExecLimits(b *testing.B) {
+	plain := harness.Start(b, harness.Options{Env: []string{"SVC_LOG_LEVEL=warn"}})
+	limited := harness.Start(b, harness.Options{Env: []string{"SVC_LOG_LEVEL=warn", "SVC_EXEC_RLIMITS=nofile=256,core=0,cpu=60"}})
+	client := benchHTTPClient()
+	p, l := execTrue(b, client, plain), execTrue(b, client, limited)
+	n := benchfig.Samples(2000) / 4
+	for i := 0; i < 20; i++ {
+		p()
+		l()
+	}
+	pl, ll := benchfig.Alternate(n, p, l)
+	base, subj := benchfig.Summarize("plain", pl, 0), benchfig.Summarize("limited", ll, 0)
+	benchfig.Report(b, benchfig.Figure{ID: "P3b", Name: "exec with rlimits vs plain exec", Goal: "added p50 <= 1 ms",
+		Baseline: base, Subject: subj, Extra: map[string]float64{"added_p50_us": subj.P50us - base.P50us}})
+}
+
+// BenchmarkPerfP7Restart: SIGKILL the hostops worker after a calm period and
+// time until an exec succeeds again. The baseline is the floor of any
+// restart: starting the svcd binary (`svcd version`) and waiting for it.
+// The daemon is told a worker is healthy after 1 s of uptime, and each kill
+// follows 1.5 s of calm, so every kill should be a first-crash restart.
+func BenchmarkPerfP7Restart(b *testing.B) {
+	d := harness.Start(b, harness.Options{Env: []string{"SVC_LOG_LEVEL=warn", "SVC_WORKER_HEALTHY_AFTER_MS=1000"}})
+	client := &http.Client{Timeout: 20 * time.Second}
+	kills := benchfig.Samples(2000) / 250
+	if kills < 3 {
+		kills = 3
+	}
+	var base, subj []time.Duration
+	failed := 0
+	for i := 0; i < kills; i++ {
+		t0 := time.Now()
+		if err := exec.Command(harness.Binary(b), "version").Run(); err != nil {
+			b.Fatal(err)
+		}
+		base = append(base, time.Since(t0))
+		time.Sleep(1500 * time.Millisecond)
+		w := hostopsWorker(b, d)
+		if w.Pid == 0 {
+			b.Fatalf("hostops not running: %+v", w)
+		}
+		t0 = time.Now()
+		if err := syscall.Kill(w.Pid, syscall.SIGKILL); err != nil {
+			b.Fatal(err)
+		}
+		deadline := t0.Add(15 * time.Second)
+		for {
+			if execOnce(client, d) && hostopsWorker(b, d).Pid != w.Pid {
+				break
+			}
+			if time.Now().After(deadline) {
+				failed++
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		subj = append(subj, time.Since(t0))
+		if failed > 0 {
+			break // a failed (crash-looping) worker stays down
+		}
+	}
+	benchfig.Report(b, benchfig.Figure{ID: "P7", Name: "hostops SIGKILL after calm -> serving again vs svcd process start",
+		Goal: "every kill <= 300 ms", Baseline: benchfig.Summarize("svcd version", base, 0), Subject: benchfig.Summarize("restart", subj, 0),
+		Extra: map[string]float64{"max_ms": float64(maxDur(subj).Microseconds()) / 1e3, "not_back_within_15s": float64(failed)}})
+}
+
+func execOnce(c *http.Client, d *harness.Daemon) bool {
+	req, _ := http.NewRequest("POST", d.URL+"/v1/exec", strings.NewReader(`{"command":"true"}`))
+	req.Header.Set("Authorization", "Bearer "+d.Token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return false
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode == 200 && bytes.Contains(body, []byte(`"data":{"ok":true`))
+}
+
+func maxDur(ds []time.Duration) (m time.Duration) {
+	for _, d := range ds {
+		m = max(m, d)
+	}
+	return m
+}
+
+// BenchmarkPerfP8IdleRSS: resident memory of the idle supervisor and every
+// worker, against one bare Go HTTP server process (the fake platform child)
+// as the per-process floor.
+func BenchmarkPerfP8IdleRSS(b *testing.B) {
+	d := harness.Start(b, harness.Options{Env: []string{"SVC_LOG_LEVEL=warn"}})
+	plat := startPlatformProcess(b)
+	time.Sleep(2 * time.Second) // let start-up garbage be collected
+	pids := []int{d.Pid()}
+	for _, w := range workersOf(b, d) {
+		if w.Pid != 0 {
+			pids = append(pids, w.Pid)
+		}
+	}
+	total, pss := 0.0, 0.0
+	for _, pid := range pids {
+		total += memMB(b, pid, "status", "VmRSS:")
+		pss += memMB(b, pid, "smaps_rollup", "Pss:")
+	}
+	floor := memMB(b, plat.Pid, "status", "VmRSS:")
+	// RSS counts the pages of the svcd binary the workers share with the
+	// supervisor once per process; PSS splits them, so its sum is what the
+	// processes really cost together.
+	benchfig.Report(b, benchfig.Figure{ID: "P8", Name: "idle RSS, supervisor + all workers", Goal: "<= 60 MB with all four workers",
+		Extra: map[string]float64{"total_rss_mb": total, "total_pss_mb": pss, "processes": float64(len(pids)), "bare_go_process_rss_mb": floor,
+			"ratio_to_bare_per_process": total / (floor * float64(len(pids)))}})
+}
+
+// memMB reads a kB field of /proc/PID/FILE in MB.
+func memMB(b *testing.B, pid int, file, field string) float64 {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/" + file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == field {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	b.Fatalf("no %s in /proc/%d/%s", field, pid, file)
+	return 0
+}

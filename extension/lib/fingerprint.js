@@ -1,0 +1,46 @@
+// credentialFingerprint mirrors shared/bridgeproto (Credentials.Metadata):
+// "sha256:" + hex SHA-256 over, for headers (names lower-cased) then cookies,
+// each entry in byte order of its name as kind ("h"/"c"), then the name and
+// the value each prefixed by its 4-byte big-endian UTF-8 length. The popup
+// can show it beside the daemon's value to prove both saw the same login
+// without either side ever displaying a credential value.
+const enc = new TextEncoder();
+
+function compareBytes(a, b) {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return a.length - b.length;
+}
+
+function lenPrefixed(bytes) {
+  const out = new Uint8Array(4 + bytes.length);
+  new DataView(out.buffer).setUint32(0, bytes.length);
+  out.set(bytes, 4);
+  return out;
+}
+
+export async function credentialFingerprint(headers = {}, cookies = {}) {
+  const parts = [];
+  const add = (kind, map, lower) => {
+    const vals = new Map();
+    for (const [k, v] of Object.entries(map)) vals.set(lower ? k.toLowerCase() : k, String(v));
+    const names = [...vals.keys()].map((n) => [n, enc.encode(n)]).sort((a, b) => compareBytes(a[1], b[1]));
+    for (const [n, nb] of names) {
+      parts.push(enc.encode(kind), lenPrefixed(nb), lenPrefixed(enc.encode(vals.get(n))));
+    }
+  };
+  add("h", headers, true);
+  add("c", cookies, false);
+  const total = parts.reduce((s, p) => s + p.length, 0);
+  const buf = new Uint8Array(total);
+  let off = 0;
+  for (const p of parts) { buf.set(p, off); off += p.length; }
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", buf));
+  return "sha256:" + [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+// headerNames is what may be shown or logged of captured headers: the
+// lower-cased, sorted names, never the values.
+export function headerNames(headers = {}) {
+  return [...new Set(Object.keys(headers).map((k) => k.toLowerCase()))].sort();
+}

@@ -1,0 +1,254 @@
+package raftstore
+
+import (
+	"fmt"
+	"time"
+)
+
+// Conversation commands (the renewal area's records, SPEC.md "Renewal
+// conversation"). One backend record per local_conversation_id holds the
+// link, the automation switch and the execution state.
+const (
+	CmdConvLink       = "conv.link"       // the plugin reported (or re-reported) a link
+	CmdConvMessage    = "conv.message"    // a final AI message arrived; repeats are counted
+	CmdConvExecution  = "conv.execution"  // execution_state changed
+	CmdConvAutomation = "conv.automation" // manual / auto / paused (or resume to the last non-paused)
+	CmdConvRecover    = "conv.recover"    // start-up: leftover execution states return to idle
+)
+
+// Automation statuses and execution states.
+const (
+	AutoManual = "manual"
+	AutoAuto   = "auto"
+	AutoPaused = "paused"
+
+	ExecIdle               = "idle"
+	ExecInstructionRunning = "instruction_running"
+	ExecRenewalRunning     = "renewal_running"
+)
+
+// MaxConversations bounds the area; the least recently updated go first.
+const MaxConversations = 4096
+
+// seenMessages is how many recent message ids a conversation remembers to
+// tell a repeat from a new reply.
+const seenMessages = 64
+
+// ConversationsState is the renewal area of the FSM.
+type ConversationsState struct {
+	ByID map[string]*Conversation `json:"by_id"`
+}
+
+func (c *ConversationsState) normalize() {
+	if c.ByID == nil {
+		c.ByID = map[string]*Conversation{}
+	}
+}
+
+// Conversation is one renewal conversation record.
+type Conversation struct {
+	LocalID                       string    `json:"local_conversation_id"`
+	Platform                      string    `json:"platform"`
+	ClientID                      string    `json:"client_id"`
+	RemoteID                      string    `json:"remote_conversation_id"`
+	URL                           string    `json:"url,omitempty"`
+	Title                         string    `json:"title,omitempty"`
+	AutomationStatus              string    `json:"automation_status"`
+	PauseReason                   string    `json:"pause_reason"`
+	LastError                     string    `json:"last_error"`
+	ExecutionState                string    `json:"execution_state"`
+	ConsecutiveFailureCount       int       `json:"consecutive_failure_count"`
+	RepeatedMessageCount          int       `json:"repeated_message_count"`
+	RepeatedRenewalCount          int       `json:"repeated_renewal_count"`
+	LastNonPausedAutomationStatus string    `json:"last_non_paused_automation_status"`
+	LastMessageID                 string    `json:"last_message_id,omitempty"`
+	LastAIMessageAt               time.Time `json:"last_ai_message_at,omitempty"`
+	LinkedAt                      time.Time `json:"linked_at,omitempty"`
+	CreatedAt                     time.Time `json:"created_at"`
+	UpdatedAt                     time.Time `json:"updated_at"`
+	Seen                          []string  `json:"seen_message_ids,omitempty"`
+}
+
+// ConvLink is the payload of CmdConvLink.
+type ConvLink struct {
+	LocalID  string `json:"local_conversation_id"`
+	Platform string `json:"platform"`
+	ClientID string `json:"client_id,omitempty"`
+	RemoteID string `json:"remote_conversation_id"`
+	URL      string `json:"url,omitempty"`
+	Title    string `json:"title,omitempty"`
+}
+
+// ConvMessage is the payload of CmdConvMessage.
+type ConvMessage struct {
+	ConvLink
+	MessageID string `json:"message_id"`
+}
+
+// ConvMessageResult says whether the message was a repeat.
+type ConvMessageResult struct {
+	Repeat bool `json:"repeat"`
+	Count  int  `json:"repeated_message_count"`
+}
+
+// ConvExecution is the payload of CmdConvExecution.
+type ConvExecution struct {
+	ConvLink
+	State string `json:"execution_state"`
+}
+
+// ConvAutomation is the payload of CmdConvAutomation. Resume returns a
+// paused conversation to its last non-paused status (auto if none).
+type ConvAutomation struct {
+	ConvLink
+	Status string `json:"automation_status,omitempty"`
+	Reason string `json:"pause_reason,omitempty"`
+	Resume bool   `json:"resume,omitempty"`
+}
+
+// ValidAutomation reports whether s is manual, auto or paused.
+func ValidAutomation(s string) bool { return s == AutoManual || s == AutoAuto || s == AutoPaused }
+
+// conv finds or creates the record for l (creating needs a platform-free
+// id only: a switch may come before the plugin ever linked it).
+func (s *State) conv(l ConvLink, at time.Time) (*Conversation, error) {
+	if err := needID("local_conversation_id", l.LocalID); err != nil {
+		return nil, err
+	}
+	cv := s.Conversations.ByID[l.LocalID]
+	if cv == nil {
+		evictOldest(s.Conversations.ByID, MaxConversations-1, func(c *Conversation) time.Time { return c.UpdatedAt })
+		cv = &Conversation{LocalID: l.LocalID, AutomationStatus: AutoManual, ExecutionState: ExecIdle, CreatedAt: at}
+		s.Conversations.ByID[l.LocalID] = cv
+	}
+	if l.Platform != "" {
+		cv.Platform = l.Platform
+	}
+	if l.ClientID != "" {
+		cv.ClientID = l.ClientID
+	}
+	if l.RemoteID != "" {
+		cv.RemoteID = l.RemoteID
+	}
+	if l.URL != "" {
+		cv.URL = l.URL
+	}
+	if l.Title != "" {
+		cv.Title = l.Title
+	}
+	cv.UpdatedAt = at
+	return cv, nil
+}
+
+func applyConvLink(s *State, c Command) (any, error) {
+	var p ConvLink
+	if err := decodePayload(c, &p); err != nil {
+		return nil, err
+	}
+	if p.Platform == "" || p.RemoteID == "" {
+		return nil, fmt.Errorf("a link needs platform and remote_conversation_id")
+	}
+	cv, err := s.conv(p, c.At)
+	if err != nil {
+		return nil, err
+	}
+	cv.LinkedAt = c.At
+	return *cv, nil
+}
+
+func applyConvMessage(s *State, c Command) (any, error) {
+	var p ConvMessage
+	if err := decodePayload(c, &p); err != nil {
+		return nil, err
+	}
+	if err := needID("message_id", p.MessageID); err != nil {
+		return nil, err
+	}
+	cv, err := s.conv(p.ConvLink, c.At)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range cv.Seen {
+		if id == p.MessageID {
+			cv.RepeatedMessageCount++
+			return ConvMessageResult{Repeat: true, Count: cv.RepeatedMessageCount}, nil
+		}
+	}
+	cv.Seen = append(cv.Seen, p.MessageID)
+	if len(cv.Seen) > seenMessages {
+		cv.Seen = cv.Seen[len(cv.Seen)-seenMessages:]
+	}
+	cv.LastMessageID, cv.LastAIMessageAt = p.MessageID, c.At
+	// A new reply: renewals so far got an answer, the repeat count restarts.
+	cv.RepeatedRenewalCount = 0
+	return ConvMessageResult{Count: cv.RepeatedMessageCount}, nil
+}
+
+func applyConvExecution(s *State, c Command) (any, error) {
+	var p ConvExecution
+	if err := decodePayload(c, &p); err != nil {
+		return nil, err
+	}
+	switch p.State {
+	case ExecIdle, ExecInstructionRunning, ExecRenewalRunning:
+	default:
+		return nil, fmt.Errorf("unknown execution_state %q", p.State)
+	}
+	cv, err := s.conv(p.ConvLink, c.At)
+	if err != nil {
+		return nil, err
+	}
+	cv.ExecutionState = p.State
+	return *cv, nil
+}
+
+func applyConvAutomation(s *State, c Command) (any, error) {
+	var p ConvAutomation
+	if err := decodePayload(c, &p); err != nil {
+		return nil, err
+	}
+	if !p.Resume && !ValidAutomation(p.Status) {
+		return nil, fmt.Errorf("automation_status %q: want manual, auto or paused", p.Status)
+	}
+	if len(p.Reason) > 1024 {
+		return nil, fmt.Errorf("pause_reason is longer than 1024 bytes")
+	}
+	cv, err := s.conv(p.ConvLink, c.At)
+	if err != nil {
+		return nil, err
+	}
+	status := p.Status
+	if p.Resume {
+		status = cv.AutomationStatus
+		if status == AutoPaused {
+			status = cv.LastNonPausedAutomationStatus
+			if status == "" || status == AutoPaused {
+				status = AutoAuto
+			}
+		}
+	}
+	if status == AutoPaused {
+		cv.PauseReason = p.Reason
+	} else {
+		cv.PauseReason = ""
+		cv.LastNonPausedAutomationStatus = status
+	}
+	if status == AutoAuto && cv.AutomationStatus != AutoAuto {
+		// Switching back on starts the failure and repeat counts afresh.
+		cv.ConsecutiveFailureCount, cv.RepeatedRenewalCount = 0, 0
+	}
+	cv.AutomationStatus = status
+	return *cv, nil
+}
+
+func applyConvRecover(s *State, c Command) (any, error) {
+	n := 0
+	for _, cv := range s.Conversations.ByID {
+		if cv.ExecutionState != ExecIdle {
+			cv.ExecutionState = ExecIdle
+			cv.UpdatedAt = c.At
+			n++
+		}
+	}
+	return n, nil
+}

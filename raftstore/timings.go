@@ -1,0 +1,82 @@
+package raftstore
+
+import (
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Timings are the raft timings a node runs with. The library's defaults (1 s
+// heartbeat and election timeouts) give 2–3 s elections; a daemon on a local
+// network wants a new leader serving within a second, so DefaultTimings are
+// tighter. Zero fields take DefaultTimings' values.
+type Timings struct {
+	HeartbeatTimeout   time.Duration
+	ElectionTimeout    time.Duration
+	LeaderLeaseTimeout time.Duration
+	CommitTimeout      time.Duration
+	SnapshotInterval   time.Duration
+	SnapshotThreshold  uint64 // log entries between snapshots
+	TrailingLogs       uint64 // entries kept after a snapshot, for slow followers
+}
+
+// DefaultTimings are tuned for nodes on one host or one LAN.
+func DefaultTimings() Timings {
+	return Timings{
+		HeartbeatTimeout:   300 * time.Millisecond,
+		ElectionTimeout:    300 * time.Millisecond,
+		LeaderLeaseTimeout: 150 * time.Millisecond,
+		CommitTimeout:      5 * time.Millisecond,
+		SnapshotInterval:   30 * time.Second,
+		SnapshotThreshold:  2048,
+		TrailingLogs:       1024,
+	}
+}
+
+// LibraryTimings are hashicorp/raft's own defaults (the failover benchmark's
+// baseline).
+func LibraryTimings() Timings {
+	d := raft.DefaultConfig()
+	return Timings{
+		HeartbeatTimeout: d.HeartbeatTimeout, ElectionTimeout: d.ElectionTimeout, LeaderLeaseTimeout: d.LeaderLeaseTimeout,
+		CommitTimeout: d.CommitTimeout, SnapshotInterval: d.SnapshotInterval, SnapshotThreshold: d.SnapshotThreshold, TrailingLogs: d.TrailingLogs,
+	}
+}
+
+func (t Timings) withDefaults() Timings {
+	d := DefaultTimings()
+	set := func(v *time.Duration, def time.Duration) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	set(&t.HeartbeatTimeout, d.HeartbeatTimeout)
+	set(&t.ElectionTimeout, d.ElectionTimeout)
+	set(&t.LeaderLeaseTimeout, d.LeaderLeaseTimeout)
+	set(&t.CommitTimeout, d.CommitTimeout)
+	set(&t.SnapshotInterval, d.SnapshotInterval)
+	if t.SnapshotThreshold == 0 {
+		t.SnapshotThreshold = d.SnapshotThreshold
+	}
+	if t.TrailingLogs == 0 {
+		t.TrailingLogs = d.TrailingLogs
+	}
+	// raft refuses a lease longer than the heartbeat timeout.
+	if t.LeaderLeaseTimeout > t.HeartbeatTimeout {
+		t.LeaderLeaseTimeout = t.HeartbeatTimeout
+	}
+	return t
+}
+
+func (t Timings) raftConfig() *raft.Config {
+	t = t.withDefaults()
+	rc := raft.DefaultConfig()
+	rc.HeartbeatTimeout = t.HeartbeatTimeout
+	rc.ElectionTimeout = t.ElectionTimeout
+	rc.LeaderLeaseTimeout = t.LeaderLeaseTimeout
+	rc.CommitTimeout = t.CommitTimeout
+	rc.SnapshotInterval = t.SnapshotInterval
+	rc.SnapshotThreshold = t.SnapshotThreshold
+	rc.TrailingLogs = t.TrailingLogs
+	return rc
+}

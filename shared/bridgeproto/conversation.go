@@ -1,0 +1,136 @@
+package bridgeproto
+
+import "regexp"
+
+// Conversation messages: the plugin reports which conversation it holds and
+// each final AI reply in it; the daemon asks the plugin to type a text
+// (an instruction report, a renewal message) into a conversation and hears
+// back whether it was delivered.
+const (
+	TypeConversationLink    = "conversation_link"    // in
+	TypeConversationMessage = "conversation_message" // in: one final AI reply
+	TypeConversationInject  = "conversation_inject"  // out: type this text into the conversation
+	TypeInjectResult        = "inject_result"        // in: answer to conversation_inject
+)
+
+// Inject kinds.
+const (
+	InjectInstructionReport = "instruction_report"
+	InjectRenewal           = "renewal"
+)
+
+// MaxConversationText bounds a reported reply or an injected text.
+const MaxConversationText = 256 << 10
+
+var localConvID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+// ValidLocalConversationID reports whether id is 1–128 bytes of [A-Za-z0-9._:-].
+func ValidLocalConversationID(id string) bool { return localConvID.MatchString(id) }
+
+// ConversationRef names a conversation on both sides.
+type ConversationRef struct {
+	Platform             string `json:"platform"`
+	LocalConversationID  string `json:"local_conversation_id"`
+	RemoteConversationID string `json:"remote_conversation_id"`
+}
+
+// ConversationLink says this plugin connection holds the conversation now.
+type ConversationLink struct {
+	Type string `json:"type"`
+	ConversationRef
+	URL   string `json:"url,omitempty"`
+	Title string `json:"title,omitempty"`
+}
+
+// ConversationMessage is one final AI reply (never a partial).
+type ConversationMessage struct {
+	Type string `json:"type"`
+	ConversationRef
+	MessageID string `json:"message_id"`
+	Text      string `json:"text"`
+	Role      string `json:"role,omitempty"`
+}
+
+// ConversationInject asks the plugin to type Text into the conversation.
+type ConversationInject struct {
+	Type     string `json:"type"`
+	InjectID string `json:"inject_id"`
+	ConversationRef
+	Kind string `json:"kind"`
+	Text string `json:"text"`
+}
+
+// DeliveryAck is how far an injection got (level 1: the page's send request
+// answered, status_code is that HTTP status).
+type DeliveryAck struct {
+	Level      int    `json:"level"`
+	StatusCode int    `json:"status_code,omitempty"`
+	Detail     string `json:"detail,omitempty"`
+}
+
+// InjectResult answers ConversationInject.
+type InjectResult struct {
+	Type        string       `json:"type"`
+	InjectID    string       `json:"inject_id"`
+	OK          bool         `json:"ok"`
+	DeliveryAck *DeliveryAck `json:"delivery_ack,omitempty"`
+	Error       *ErrorBody   `json:"error,omitempty"`
+}
+
+func (*ConversationLink) MsgType() string    { return TypeConversationLink }
+func (*ConversationMessage) MsgType() string { return TypeConversationMessage }
+func (*InjectResult) MsgType() string        { return TypeInjectResult }
+
+func (r *ConversationRef) check() *ParseError {
+	if e := checkPlatform(r.Platform); e != nil {
+		return e
+	}
+	if r.LocalConversationID == "" {
+		return perr("missing_field", "local_conversation_id", "field \"local_conversation_id\" is required")
+	}
+	if !ValidLocalConversationID(r.LocalConversationID) {
+		return perr("invalid_field", "local_conversation_id", "local_conversation_id must be 1-128 bytes of [A-Za-z0-9._:-]")
+	}
+	if r.RemoteConversationID == "" {
+		return perr("missing_field", "remote_conversation_id", "field \"remote_conversation_id\" is required")
+	}
+	return checkLabel("remote_conversation_id", r.RemoteConversationID)
+}
+
+func (m *ConversationLink) validate() *ParseError {
+	if e := m.check(); e != nil {
+		return e
+	}
+	if len(m.URL) > 2048 {
+		return perr("invalid_field", "url", "field \"url\" is longer than 2048 bytes")
+	}
+	return checkLabel("title", m.Title)
+}
+
+func (m *ConversationMessage) validate() *ParseError {
+	if e := m.check(); e != nil {
+		return e
+	}
+	if e := checkID("message_id", m.MessageID, true); e != nil {
+		return e
+	}
+	if len(m.Text) > MaxConversationText {
+		return perr("invalid_field", "text", "field \"text\" is longer than %d bytes", MaxConversationText)
+	}
+	switch m.Role {
+	case "", "assistant", "user":
+	default:
+		return perr("invalid_field", "role", "role must be assistant or user")
+	}
+	return nil
+}
+
+func (m *InjectResult) validate() *ParseError {
+	if e := checkID("inject_id", m.InjectID, true); e != nil {
+		return e
+	}
+	if m.DeliveryAck != nil && (m.DeliveryAck.Level < 0 || m.DeliveryAck.Level > 3) {
+		return perr("invalid_field", "delivery_ack", "delivery_ack.level must be 0 to 3")
+	}
+	return nil
+}

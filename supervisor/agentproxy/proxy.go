@@ -1,0 +1,124 @@
+// Package agentproxy forwards the main daemon's /v1/agent routes to agentd's
+// own HTTP API (/v1/agentd/*), adding the shared token itself. When agentd
+// is down or answers garbage, callers get a 503 agent_unavailable.
+package agentproxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/svcd/svcd/shared/api"
+)
+
+// Proxy calls one agentd.
+type Proxy struct {
+	base   string // http://127.0.0.1:4319
+	token  string
+	client *http.Client
+}
+
+// New returns a proxy to the agentd listening on listen.
+func New(listen, token string) *Proxy {
+	return &Proxy{base: "http://" + listen, token: token, client: &http.Client{
+		// Turns with waitMs can take agentd's maximum wait; nothing else is slow.
+		Timeout: 150 * time.Second,
+	}}
+}
+
+// BaseURL is agentd's address.
+func (p *Proxy) BaseURL() string { return p.base }
+
+func unavailable(err error) error {
+	return api.Unavailable("agent_unavailable", "agentd is not answering (%v); is it running? (svcd agentd, or agentd_spawn = true)", err)
+}
+
+// Forward sends method+path with body to agentd and copies its JSON answer
+// back: the status and envelope agentd chose (its 4xx errors are already the
+// common JSON error body). A transport failure or a non-JSON answer is a 503.
+func (p *Proxy) Forward(w http.ResponseWriter, r *http.Request, method, path string) error {
+	var body io.Reader
+	if method != http.MethodGet {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			return api.AsError(api.NewError(http.StatusRequestEntityTooLarge, "body_too_large", "request body: %v", err))
+		}
+		body = bytes.NewReader(b)
+	}
+	status, raw, err := p.do(r.Context(), method, path, body)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(raw)
+	return nil
+}
+
+func (p *Proxy) do(ctx context.Context, method, path string, body io.Reader) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, p.base+path, body)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+p.token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return 0, nil, unavailable(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return 0, nil, unavailable(err)
+	}
+	if !json.Valid(raw) {
+		return 0, nil, unavailable(errFromStatus(resp.StatusCode))
+	}
+	return resp.StatusCode, raw, nil
+}
+
+type errFromStatus int
+
+func (e errFromStatus) Error() string {
+	return "it answered HTTP " + http.StatusText(int(e)) + " without a JSON body"
+}
+
+// Summary is GET /v1/agent: the proxy's view, agentd's status, session
+// summaries and the routes available here.
+func (p *Proxy) Summary(ctx context.Context, routes []string) (map[string]any, error) {
+	_, rawStatus, err := p.do(ctx, http.MethodGet, "/v1/agentd/status", nil)
+	if err != nil {
+		return nil, err
+	}
+	_, rawSessions, err := p.do(ctx, http.MethodGet, "/v1/agentd/sessions", nil)
+	if err != nil {
+		return nil, err
+	}
+	var st struct {
+		Data map[string]any `json:"data"`
+	}
+	var ss struct {
+		Data struct {
+			Sessions []map[string]any `json:"sessions"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(rawStatus, &st) != nil || json.Unmarshal(rawSessions, &ss) != nil {
+		return nil, unavailable(errFromStatus(http.StatusBadGateway))
+	}
+	summaries := []map[string]any{}
+	for _, s := range ss.Data.Sessions {
+		summaries = append(summaries, map[string]any{"sessionId": s["sessionId"], "purpose": s["purpose"],
+			"status": s["status"], "cwd": s["cwd"], "lastTurnStatus": s["lastTurnStatus"], "updatedAt": s["updatedAt"]})
+	}
+	return map[string]any{
+		"proxy":    map[string]any{"agentd_url": p.base, "reachable": true},
+		"agentd":   st.Data,
+		"sessions": summaries,
+		"routes":   routes,
+	}, nil
+}

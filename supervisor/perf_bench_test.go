@@ -1,0 +1,98 @@
+package supervisor
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/svcd/svcd/e2e/benchfig"
+)
+
+// BenchmarkPerf* produce figures P4 and P5 of docs/performance.md through
+// benchfig (run with -benchtime=1x; SVC_BENCH_SAMPLES sets the samples).
+
+func benchCall(b *testing.B, client *http.Client, method, url, body string) func() {
+	return func() {
+		var rd io.Reader
+		if body != "" {
+			rd = strings.NewReader(body)
+		}
+		req, _ := http.NewRequest(method, url, rd)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatalf("%s %s: %d", method, url, resp.StatusCode)
+		}
+	}
+}
+
+// BenchmarkPerfP4State: GET /v1/system/state against a bare net/http
+// handler writing the same bytes, both in this process, 8 concurrent callers.
+func BenchmarkPerfP4State(b *testing.B) {
+	s, hs := newTestServer(b)
+	bare := bareServer(b, stateBody(b, s))
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	base := benchCall(b, client, "GET", bare.URL+"/v1/system/state", "")
+	subj := benchCall(b, client, "GET", hs.URL+"/v1/system/state", "")
+	n := benchfig.Samples(2000) * 5
+	benchfig.Parallel(n/10, 8, base)
+	benchfig.Parallel(n/10, 8, subj)
+	bd, bw := benchfig.Parallel(n, 8, base)
+	sd, sw := benchfig.Parallel(n, 8, subj)
+	benchfig.Report(b, benchfig.Figure{ID: "P4", Name: "GET /v1/system/state vs bare net/http JSON handler", Goal: "req/s >= 0.8x",
+		Baseline: benchfig.Summarize("bare", bd, bw), Subject: benchfig.Summarize("daemon", sd, sw), Note: "8 concurrent callers"})
+}
+
+// BenchmarkPerfP5Write: a raft-committed write over HTTP (POST
+// /v1/system/pause) against a bare net/http handler committing one bbolt
+// transaction (fsync'd) per request on the same disk.
+func BenchmarkPerfP5Write(b *testing.B) {
+	_, hs := newTestServer(b)
+	db, err := bolt.Open(filepath.Join(b.TempDir(), "bare.db"), 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		err := db.Update(func(tx *bolt.Tx) error {
+			bk, err := tx.CreateBucketIfNotExists([]byte("state"))
+			if err != nil {
+				return err
+			}
+			return bk.Put([]byte("system"), body)
+		})
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	b.Cleanup(bare.Close)
+	client := benchClient()
+	body := `{"requested_by":"bench","reason":"bench"}`
+	base := benchCall(b, client, "POST", bare.URL+"/v1/system/pause", body)
+	subj := benchCall(b, client, "POST", hs.URL+"/v1/system/pause", body)
+	n := benchfig.Samples(2000) / 4
+	for i := 0; i < 20; i++ {
+		base()
+		subj()
+	}
+	bd, sd := benchfig.Alternate(n, base, subj)
+	benchfig.Report(b, benchfig.Figure{ID: "P5", Name: "raft-committed write over HTTP vs HTTP + bare bbolt transaction", Goal: "p50 <= 1.3x",
+		Baseline: benchfig.Summarize("bare bbolt", bd, 0), Subject: benchfig.Summarize("raft write", sd, 0)})
+}

@@ -1,0 +1,267 @@
+// Package relayadmit admits browser requests locally from leases the relay
+// worker grants in bulk, and hands outcomes back in batches after the caller
+// has its answer, so the relay worker (crash-isolated, the policy's owner)
+// is not on the per-request path. See workers/relay/lease.go for what a
+// token counts as; refusals, waits and probes still go through Admit.
+package relayadmit
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/svcd/svcd/workers/relay"
+)
+
+// Backend is the relay engine as the admitter needs it.
+type Backend interface {
+	relay.Relay
+	relay.Leaser
+}
+
+// Options tune an Admitter.
+type Options struct {
+	Want      int           // tokens asked for per lease (default 32)
+	Retry     time.Duration // delay before re-sending a batch that failed (default 50 ms)
+	Coalesce  time.Duration // how long a batch gathers outcomes before it goes (default 1 ms)
+	OnChanged func()        // persisted relay state changed (kick the flusher)
+	Logger    hclog.Logger
+}
+
+// Admitter is safe for concurrent use. Run its loop with Run.
+type Admitter struct {
+	be   Backend
+	opts Options
+
+	mu       sync.Mutex
+	pools    map[string]*pool
+	pending  []relay.Outcome          // outcomes not yet delivered to the engine
+	returned map[string]int           // unused tokens not yet given back
+	leasing  map[string]chan struct{} // a lease call in flight per target; closed when it ends
+	kick     chan struct{}
+}
+
+// pool is one target's local tokens.
+type pool struct {
+	tokens  int
+	expires time.Time
+}
+
+// New builds an admitter over be.
+func New(be Backend, o Options) *Admitter {
+	if o.Want <= 0 {
+		o.Want = 32
+	}
+	if o.Retry <= 0 {
+		o.Retry = 50 * time.Millisecond
+	}
+	if o.Coalesce <= 0 {
+		o.Coalesce = time.Millisecond
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	if o.OnChanged == nil {
+		o.OnChanged = func() {}
+	}
+	return &Admitter{be: be, opts: o, pools: map[string]*pool{}, returned: map[string]int{}, leasing: map[string]chan struct{}{}, kick: make(chan struct{}, 1)}
+}
+
+// Admit decides one request to target: from a local token when there is
+// one, else from a fresh lease (which first delivers the pending outcomes,
+// so the engine decides on everything that has happened), else through the
+// engine's Admit, one request at a time. When the worker cannot be reached
+// and no token is left, the answer is the error: the relay fails closed.
+func (a *Admitter) Admit(ctx context.Context, target string) (relay.Decision, error) {
+	a.mu.Lock()
+	for {
+		if a.takeLocked(target) {
+			a.mu.Unlock()
+			return relay.Decision{Allowed: true}, nil
+		}
+		// One lease per target at a time: callers that miss together wait
+		// for it and share its tokens. Each taking its own would let the
+		// first grant hold the whole window while the others are refused.
+		wait := a.leasing[target]
+		if wait == nil {
+			break
+		}
+		a.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return relay.Decision{Reason: "cancelled"}, ctx.Err()
+		}
+		a.mu.Lock()
+	}
+	done := make(chan struct{})
+	a.leasing[target] = done
+	a.mu.Unlock()
+
+	// Not the caller's context: a caller that goes away after the worker
+	// applied the batch must not make it look failed and be sent twice
+	// (the managed relay bounds the call itself).
+	granted, err := a.deliver(context.WithoutCancel(ctx), map[string]int{target: a.opts.Want})
+	k := granted.Granted[target]
+	a.mu.Lock()
+	if err == nil && k > 0 {
+		a.dropLocked(target) // an expired pool's tokens go back, never lost
+		a.pools[target] = &pool{tokens: k - 1, expires: time.Now().Add(granted.TTL)}
+	}
+	delete(a.leasing, target)
+	close(done)
+	a.mu.Unlock()
+	switch {
+	case err != nil:
+		return relay.Decision{}, err
+	case k > 0:
+		return relay.Decision{Allowed: true}, nil
+	}
+	return a.be.Admit(ctx, target)
+}
+
+// takeLocked uses one of target's tokens if a live one is left, and gives
+// an expired pool back; call with mu held.
+func (a *Admitter) takeLocked(target string) bool {
+	p := a.pools[target]
+	if p == nil {
+		return false
+	}
+	if p.tokens > 0 && time.Now().Before(p.expires) {
+		p.tokens--
+		return true
+	}
+	a.dropLocked(target)
+	return false
+}
+
+// Report queues the outcome of an admitted request for the next batch. A
+// failure ends local admission for its target at once: the next request
+// takes the lease path, which delivers this outcome before deciding.
+func (a *Admitter) Report(o relay.Outcome) {
+	a.mu.Lock()
+	a.pending = append(a.pending, o)
+	if relay.IsFailure(o) {
+		a.dropLocked(o.Target)
+	}
+	a.mu.Unlock()
+	select {
+	case a.kick <- struct{}{}:
+	default:
+	}
+}
+
+// dropLocked gives target's unused tokens back; call with mu held.
+func (a *Admitter) dropLocked(target string) {
+	if p := a.pools[target]; p != nil {
+		if p.tokens > 0 {
+			a.returned[target] += p.tokens
+		}
+		delete(a.pools, target)
+	}
+}
+
+// deliver sends the pending outcomes and returned tokens with want in one
+// Lease call. On failure they are put back to be sent again.
+func (a *Admitter) deliver(ctx context.Context, want map[string]int) (relay.LeaseReply, error) {
+	a.mu.Lock()
+	now := time.Now()
+	for name, p := range a.pools {
+		if !now.Before(p.expires) {
+			a.dropLocked(name)
+		}
+	}
+	req := relay.LeaseRequest{Outcomes: a.pending, Returned: a.returned, Want: want}
+	a.pending, a.returned = nil, map[string]int{}
+	a.mu.Unlock()
+	reply, err := a.be.Lease(ctx, req)
+	if err != nil {
+		a.mu.Lock()
+		a.pending = append(req.Outcomes, a.pending...)
+		for k, v := range req.Returned {
+			a.returned[k] += v
+		}
+		a.mu.Unlock()
+		return reply, err
+	}
+	if len(reply.Revoked) > 0 {
+		a.mu.Lock()
+		for _, name := range reply.Revoked {
+			a.dropLocked(name)
+		}
+		a.mu.Unlock()
+	}
+	if reply.Changed {
+		a.opts.OnChanged()
+	}
+	return reply, nil
+}
+
+// Pending is how many outcomes wait to be delivered (status, tests).
+func (a *Admitter) Pending() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.pending)
+}
+
+// Run delivers batches until ctx ends: whenever outcomes are queued, and
+// every LeaseTTL to give back expired tokens. A batch that fails (the worker
+// is down or restarting) is kept and sent again, so outcomes survive a
+// worker crash and reach the restarted engine. On ctx's end one last batch
+// is attempted briefly.
+func (a *Admitter) Run(ctx context.Context) {
+	tick := time.NewTicker(relay.LeaseTTL)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			a.flush(fctx)
+			cancel()
+			return
+		case <-a.kick:
+			// Let outcomes that finish together travel together: one Lease
+			// call per batch, not per request, under load.
+			select {
+			case <-time.After(a.opts.Coalesce):
+			case <-ctx.Done():
+			}
+		case <-tick.C:
+		}
+		if err := a.flush(ctx); err != nil && ctx.Err() == nil {
+			a.opts.Logger.Debug("relay outcomes not delivered yet; retrying", "error", err, "pending", a.Pending())
+			select {
+			case <-ctx.Done():
+			case <-time.After(a.opts.Retry):
+				a.poke()
+			}
+		}
+	}
+}
+
+func (a *Admitter) poke() {
+	select {
+	case a.kick <- struct{}{}:
+	default:
+	}
+}
+
+// flush delivers what is queued, if anything.
+func (a *Admitter) flush(ctx context.Context) error {
+	a.mu.Lock()
+	idle := len(a.pending) == 0 && len(a.returned) == 0
+	now := time.Now()
+	for _, p := range a.pools {
+		if !now.Before(p.expires) {
+			idle = false
+		}
+	}
+	a.mu.Unlock()
+	if idle {
+		return nil
+	}
+	_, err := a.deliver(ctx, nil)
+	return err
+}

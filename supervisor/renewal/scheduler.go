@@ -1,0 +1,265 @@
+package renewal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/bridgeproto"
+	"github.com/svcd/svcd/workers/scheduler"
+)
+
+// InjectFunc sends a conversation_inject to a connected plugin client and
+// returns its inject_result (the bridge hub's Inject).
+type InjectFunc func(ctx context.Context, clientID string, m bridgeproto.ConversationInject) (*bridgeproto.InjectResult, error)
+
+// TickFunc runs one tick on the scheduler worker with host lent for it.
+type TickFunc func(ctx context.Context, host scheduler.Host, now time.Time, s scheduler.Settings) (scheduler.Result, error)
+
+// Driver ticks the scheduler worker while this node leads, and is the host
+// the worker reaches back into (state, views, delivery).
+type Driver struct {
+	store    *Store
+	mode     func() string
+	inject   InjectFunc
+	tick     TickFunc
+	settings scheduler.Settings
+	every    time.Duration
+	log      hclog.Logger
+
+	mu       sync.Mutex
+	inFlight map[string]bool // job ids the host is delivering right now
+	cancel   context.CancelFunc
+	done     chan struct{}
+	last     scheduler.Result
+	lastErr  string
+}
+
+// NewDriver builds the driver; Start/Stop follow leadership.
+func NewDriver(store *Store, mode func() string, inject InjectFunc, tick TickFunc, s scheduler.Settings, every time.Duration, log hclog.Logger) *Driver {
+	return &Driver{store: store, mode: mode, inject: inject, tick: tick, settings: s, every: every, log: log, inFlight: map[string]bool{}}
+}
+
+// Start begins ticking (on becoming leader). Idempotent.
+func (d *Driver) Start() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cancel != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d.cancel, d.done = cancel, make(chan struct{})
+	go d.loop(ctx, d.done)
+}
+
+// Stop ends ticking (on losing leadership, at shutdown) and waits for the
+// tick in progress.
+func (d *Driver) Stop() {
+	d.mu.Lock()
+	cancel, done := d.cancel, d.done
+	d.cancel, d.done = nil, nil
+	d.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
+// Status is the last tick's result and error, for /v1/renewal/scheduler.
+func (d *Driver) Status() (running bool, last scheduler.Result, lastErr string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cancel != nil, d.last, d.lastErr
+}
+
+func (d *Driver) loop(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(d.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		d.once(ctx)
+	}
+}
+
+func (d *Driver) once(ctx context.Context) {
+	// Jobs left running by a worker that died between starting a job and
+	// asking for its delivery go back to pending; deliveries this host is
+	// still carrying out are not touched (they record their own outcome).
+	d.mu.Lock()
+	except := make([]string, 0, len(d.inFlight))
+	for id := range d.inFlight {
+		except = append(except, id)
+	}
+	d.mu.Unlock()
+	if _, err := d.store.w.Apply(ctx, raftstore.CmdJobRecover, raftstore.JobRecover{Except: except}); err != nil {
+		d.log.Warn("could not recover orphaned jobs", "error", err)
+	}
+	tctx, cancel := context.WithTimeout(ctx, 10*d.every+time.Minute)
+	defer cancel()
+	res, err := d.tick(tctx, d, time.Now().UTC(), d.settings)
+	d.mu.Lock()
+	d.last, d.lastErr = res, ""
+	if err != nil {
+		d.lastErr = err.Error()
+	}
+	d.mu.Unlock()
+	if err != nil && ctx.Err() == nil {
+		d.log.Warn("scheduler tick failed", "error", err)
+	}
+	if res.Projected+res.Dispatched > 0 {
+		d.store.Changed()
+	}
+}
+
+// Apply implements scheduler.Host: one raftstore command; a refusal by the
+// FSM is reported as refused, not as an error.
+func (d *Driver) Apply(ctx context.Context, typ string, payload any) ([]byte, bool, error) {
+	switch typ {
+	case raftstore.CmdJobCreate, raftstore.CmdJobStart, raftstore.CmdTickRecord:
+	default:
+		return nil, false, errors.New("the scheduler may not write " + typ)
+	}
+	v, err := d.store.w.Apply(ctx, typ, payload)
+	if err != nil {
+		var ae *api.Error
+		if errors.As(err, &ae) && ae.Code == "command_refused" {
+			return nil, true, nil
+		}
+		return nil, false, err
+	}
+	b, err := json.Marshal(v)
+	return b, false, err
+}
+
+// View implements scheduler.Host.
+func (d *Driver) View(ctx context.Context) (scheduler.View, error) {
+	v := scheduler.View{Mode: d.mode()}
+	d.store.w.Read(func(st *raftstore.State) {
+		lastJob := map[string]time.Time{}
+		for _, j := range st.Jobs.ByID {
+			switch j.Status {
+			case raftstore.JobPending, raftstore.JobRunning:
+				v.Jobs = append(v.Jobs, scheduler.Job{ID: j.ID, LocalID: j.LocalID, Status: j.Status, DueAt: j.DueAt})
+			default:
+				if j.FinishedAt != nil && j.FinishedAt.After(lastJob[j.LocalID]) {
+					lastJob[j.LocalID] = *j.FinishedAt
+				}
+			}
+		}
+		for _, c := range st.Conversations.ByID {
+			last := c.LastAIMessageAt
+			if t := lastJob[c.LocalID]; t.After(last) {
+				last = t
+			}
+			v.Conversations = append(v.Conversations, scheduler.Conversation{
+				LocalID: c.LocalID, AutomationStatus: c.AutomationStatus, ExecutionState: c.ExecutionState,
+				LastActivityAt: last, Linked: c.ClientID != "",
+			})
+		}
+	})
+	return v, nil
+}
+
+// Deliver implements scheduler.Host: it types the job's message into the
+// conversation through the plugin holding it and records the outcome. It
+// runs to the end on its own context, so a worker that dies meanwhile loses
+// nothing and the job is never left to run twice.
+func (d *Driver) Deliver(_ context.Context, jobID string) (scheduler.Delivery, error) {
+	d.mu.Lock()
+	d.inFlight[jobID] = true
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		delete(d.inFlight, jobID)
+		d.mu.Unlock()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var job raftstore.RenewalJob
+	var conv raftstore.Conversation
+	found := false
+	d.store.w.Read(func(st *raftstore.State) {
+		if j := st.Jobs.ByID[jobID]; j != nil {
+			job, found = *j, true
+			if c := st.Conversations.ByID[j.LocalID]; c != nil {
+				conv = *c
+			}
+		}
+	})
+	if !found || job.Status != raftstore.JobRunning {
+		return scheduler.Delivery{}, errors.New("job " + jobID + " is not running")
+	}
+	out := scheduler.Delivery{}
+	res, err := d.inject(ctx, conv.ClientID, bridgeproto.ConversationInject{
+		ConversationRef: bridgeproto.ConversationRef{Platform: conv.Platform, LocalConversationID: conv.LocalID, RemoteConversationID: conv.RemoteID},
+		Kind:            bridgeproto.InjectRenewal, Text: job.Message,
+	})
+	switch {
+	case err != nil:
+		out.Error = err.Error()
+	case !res.OK:
+		out.InjectID, out.Error = res.InjectID, "the plugin could not deliver the message"
+		if res.Error != nil && res.Error.Code != "" {
+			out.Error += " (" + res.Error.Code + ")"
+		}
+	default:
+		out.OK, out.InjectID = true, res.InjectID
+	}
+	var ack *raftstore.DeliveryAck
+	if res != nil && res.DeliveryAck != nil {
+		ack = &raftstore.DeliveryAck{Level: res.DeliveryAck.Level, StatusCode: res.DeliveryAck.StatusCode}
+		out.Level, out.StatusCode = ack.Level, ack.StatusCode
+	}
+	if _, err := d.store.w.Apply(ctx, raftstore.CmdJobFinish, raftstore.JobFinish{
+		JobID: jobID, OK: out.OK, Error: out.Error, DeliveryAck: ack, InjectID: out.InjectID,
+		MaxFailures: d.settings.MaxFailures, MaxRenewals: d.settings.MaxRenewals,
+	}); err != nil {
+		return out, err
+	}
+	d.store.Changed()
+	return out, nil
+}
+
+// Jobs lists jobs newest first (one conversation's when localID is set).
+func (s *Store) Jobs(localID string, limit int) []raftstore.RenewalJob {
+	var out []raftstore.RenewalJob
+	s.w.Read(func(st *raftstore.State) {
+		for _, j := range st.Jobs.ByID {
+			if localID == "" || j.LocalID == localID {
+				out = append(out, *j)
+			}
+		}
+	})
+	sortJobs(out)
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+// Ticks is the scheduler's durable tick record.
+func (s *Store) Ticks() raftstore.TickStats {
+	var t raftstore.TickStats
+	s.w.Read(func(st *raftstore.State) { t = st.Jobs.Ticks })
+	return t
+}
+
+// RecoverJobs returns every running job to pending (start-up).
+func (s *Store) RecoverJobs(ctx context.Context) (int, error) {
+	v, err := s.w.Apply(ctx, raftstore.CmdJobRecover, raftstore.JobRecover{})
+	if err != nil {
+		return 0, err
+	}
+	return v.(int), nil
+}

@@ -1,0 +1,73 @@
+package supervisor
+
+import (
+	"net/http"
+	"path/filepath"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/supervisor/agentproxy"
+	"github.com/svcd/svcd/supervisor/workermgr"
+	"github.com/svcd/svcd/workers/agentd"
+)
+
+// agentRoutes are /v1/agent/*, forwarded to agentd (docs/agentd.md). There is
+// no run or exec route: agent work happens in sessions' turns. Local: agentd
+// runs on this host, so a standby does not forward them to the leader.
+func (s *Server) agentRoutes() []Route {
+	p := agentproxy.New(s.cfg.AgentdListen, s.token)
+	paths := []string{"GET /v1/agent", "GET /v1/agent/sessions", "GET /v1/agent/sessions/{session_id}",
+		"POST /v1/agent/sessions", "POST /v1/agent/turn"}
+	fwd := func(method, path string) HandlerFn {
+		return func(w http.ResponseWriter, r *http.Request) error { return p.Forward(w, r, method, path) }
+	}
+	return []Route{
+		{Method: "GET", Path: "/v1/agent", Name: "agent.status", Area: "agent", Scope: ScopeBusiness, Kind: KindRead, Local: true,
+			Summary: "agent proxy status: agentd's daemon and child state, session summaries, available routes (503 agent_unavailable when agentd is down)",
+			Handle: func(w http.ResponseWriter, r *http.Request) error {
+				sum, err := p.Summary(r.Context(), paths)
+				if err != nil {
+					return err
+				}
+				api.WriteOK(w, sum)
+				return nil
+			}},
+		{Method: "GET", Path: "/v1/agent/sessions", Name: "agent.sessions", Area: "agent", Scope: ScopeBusiness, Kind: KindRead, Local: true,
+			Summary: "list agent sessions", Handle: fwd("GET", "/v1/agentd/sessions")},
+		{Method: "GET", Path: "/v1/agent/sessions/{session_id}", Name: "agent.session", Area: "agent", Scope: ScopeBusiness, Kind: KindRead, Local: true,
+			Summary: "one agent session with lastTurn* and recentEvents",
+			Handle: func(w http.ResponseWriter, r *http.Request) error {
+				return p.Forward(w, r, "GET", "/v1/agentd/sessions/"+mux.Vars(r)["session_id"])
+			}},
+		{Method: "POST", Path: "/v1/agent/sessions", Name: "agent.create", Area: "agent", Scope: ScopeBusiness, Kind: KindWrite, Local: true, Auth: true,
+			Summary: "create an agent session, or resume one by sessionId",
+			Body: []Field{{Name: "cwd", Type: "string", Note: "required when creating"}, {Name: "purpose", Type: "string"},
+				{Name: "sessionId", Type: "string", Note: "resume this session"}},
+			Handle: fwd("POST", "/v1/agentd/sessions")},
+		{Method: "POST", Path: "/v1/agent/turn", Name: "agent.turn", Area: "agent", Scope: ScopeBusiness, Kind: KindWrite, Local: true, Auth: true,
+			Summary: "start a turn; answers once accepted (progress on agentd's event stream, result in lastTurn*), or when finished within waitMs",
+			Body: []Field{{Name: "sessionId", Type: "string", Required: true}, {Name: "input", Type: "string", Required: true},
+				{Name: "waitMs", Type: "integer", Note: "wait up to this long for the final text (bounded by agentd)"}},
+			Handle: fwd("POST", "/v1/agentd/turn")},
+	}
+}
+
+// agentdSpecs is the agentd worker when agentd_spawn is set.
+func (s *Server) agentdSpecs() []workermgr.Spec {
+	if !s.cfg.AgentdSpawn {
+		return nil
+	}
+	enc, err := agentd.EncodeConfig(agentd.Config{
+		Listen: s.cfg.AgentdListen, DataDir: filepath.Join(s.cfg.DataDir, "agentd"), Command: strings.Fields(s.cfg.AgentdCommand),
+		CodexHome: s.cfg.AgentdCodexHome, ApprovalPolicy: s.cfg.AgentdApprovalPolicy, Token: s.token,
+		AllowedHosts: s.cfg.AllowedHosts,
+	})
+	if err != nil {
+		s.log.Error("agentd config not encodable; agentd worker not started", "error", err)
+		return nil
+	}
+	return []workermgr.Spec{{Name: agentd.Name, Plugin: &agentd.Plugin{},
+		Env: []string{agentd.ConfigEnv + "=" + enc, "SVCD_WORKER_LOG_LEVEL=" + s.cfg.LogLevel}, MaxMsg: 4 << 20}}
+}

@@ -1,0 +1,156 @@
+// Package tasks records and queries the work the daemon runs on someone's
+// behalf (instruction batches today; renewal job runs next): tasks with
+// runs and bounded logs, durable in raftstore and compacted to a bound.
+package tasks
+
+import (
+	"context"
+	"sort"
+
+	"github.com/svcd/svcd/raftstore"
+)
+
+// Writer is the one write path (raft through the supervisor).
+type Writer interface {
+	Apply(ctx context.Context, typ string, payload any) (any, error)
+	Read(fn func(s *raftstore.State))
+}
+
+// Limits of the query routes.
+const (
+	DefaultLimit    = 50
+	MaxLimit        = 500
+	DefaultLogLimit = 100
+	MaxLogLimit     = raftstore.MaxRunLogLines
+)
+
+// Store is the task records.
+type Store struct {
+	w      Writer
+	source string
+}
+
+// New returns a Store over w; source labels the tasks it starts.
+func New(w Writer, source string) *Store { return &Store{w: w, source: source} }
+
+// Start implements the instruction executor's TaskRecorder.
+func (s *Store) Start(ctx context.Context, kind, title string) (string, string, error) {
+	v, err := s.w.Apply(ctx, raftstore.CmdTaskStart, raftstore.TaskStart{Kind: kind, Title: title, Source: s.source})
+	if err != nil {
+		return "", "", err
+	}
+	ref := v.(raftstore.TaskRef)
+	return ref.TaskID, ref.RunID, nil
+}
+
+// Log implements TaskRecorder (best effort: a lost log line never fails the work).
+func (s *Store) Log(ctx context.Context, taskID, runID, line string) {
+	_, _ = s.w.Apply(ctx, raftstore.CmdTaskLog, raftstore.TaskLog{TaskRef: raftstore.TaskRef{TaskID: taskID, RunID: runID}, Lines: []string{line}})
+}
+
+// Finish implements TaskRecorder. The executor says "succeeded" or
+// "failed"; other words map onto the task statuses.
+func (s *Store) Finish(ctx context.Context, taskID, runID, status, summary string) {
+	// The executor's finer outcomes map onto the task statuses; the word
+	// itself stays at the head of the summary.
+	mapped := status
+	switch status {
+	case "ok", "done", "success":
+		mapped = raftstore.TaskSucceeded
+	case "system_paused", "round_limit_reached":
+		mapped = raftstore.TaskSkipped
+	case "partially_failed":
+		mapped = raftstore.TaskFailed
+	}
+	if !raftstore.ValidTaskStatus(mapped) || mapped == raftstore.TaskQueued || mapped == raftstore.TaskRunning {
+		mapped = raftstore.TaskFailed
+	}
+	if mapped != status {
+		summary = status + ": " + summary
+	}
+	status = mapped
+	_, _ = s.w.Apply(ctx, raftstore.CmdTaskFinish, raftstore.TaskFinish{TaskRef: raftstore.TaskRef{TaskID: taskID, RunID: runID}, Status: status, Summary: summary})
+}
+
+// Summary is a task without its logs (the list view).
+type Summary struct {
+	raftstore.Task
+	RunIDs []string `json:"run_ids"`
+}
+
+// List returns tasks newest first, optionally with one status, at most limit.
+func (s *Store) List(status string, limit int) []Summary {
+	var out []Summary
+	s.w.Read(func(st *raftstore.State) {
+		for _, t := range st.Tasks.ByID {
+			if status != "" && t.Status != status {
+				continue
+			}
+			sum := Summary{Task: *t}
+			sum.Runs = nil
+			for _, r := range t.Runs {
+				sum.RunIDs = append(sum.RunIDs, r.RunID)
+			}
+			out = append(out, sum)
+		}
+	})
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.After(out[j].CreatedAt)
+		}
+		return out[i].ID > out[j].ID
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+// Get returns one task with its runs, without logs.
+func (s *Store) Get(id string) (raftstore.Task, bool) {
+	var out raftstore.Task
+	var ok bool
+	s.w.Read(func(st *raftstore.State) {
+		if t := st.Tasks.ByID[id]; t != nil {
+			out, ok = *t, true
+			out.Runs = append([]raftstore.TaskRun(nil), t.Runs...)
+			for i := range out.Runs {
+				out.Runs[i].Logs = nil
+			}
+		}
+	})
+	return out, ok
+}
+
+// Logs returns the last limit log lines of a run (runID "" = every run,
+// newest lines last), or false for an unknown task or run.
+func (s *Store) Logs(id, runID string, limit int) ([]RunLogs, bool) {
+	var out []RunLogs
+	found := false
+	s.w.Read(func(st *raftstore.State) {
+		t := st.Tasks.ByID[id]
+		if t == nil {
+			return
+		}
+		for _, r := range t.Runs {
+			if runID != "" && r.RunID != runID {
+				continue
+			}
+			found = true
+			lines := r.Logs
+			if len(lines) > limit {
+				lines = lines[len(lines)-limit:]
+			}
+			out = append(out, RunLogs{RunID: r.RunID, Status: r.Status, Lines: append([]raftstore.LogLine{}, lines...), Dropped: r.Dropped})
+		}
+	})
+	return out, found
+}
+
+// RunLogs is one run's log view.
+type RunLogs struct {
+	RunID   string              `json:"run_id"`
+	Status  string              `json:"status"`
+	Lines   []raftstore.LogLine `json:"lines"`
+	Dropped int                 `json:"dropped_lines"`
+}
