@@ -57,6 +57,11 @@ type Server struct {
 	convs *renewal.Store
 	tasks *tasks.Store
 	sched *renewal.Driver // ticks the scheduler worker while this node leads
+	// ingests are live ingests running in the background (bridge replies);
+	// Close cancels ingestCtx and waits for them before raft stops.
+	ingests      sync.WaitGroup
+	ingestCtx    context.Context
+	ingestCancel context.CancelFunc
 	// instr runs instruction blocks and live ingest (routes_instructions.go).
 	instr *instructionsSide
 }
@@ -140,7 +145,9 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 		s.Close()
 		return nil, fmt.Errorf("start browser bridge: %w", err)
 	}
+	s.ingestCtx, s.ingestCancel = context.WithCancel(context.Background())
 	s.browser.hub.OnConversation(s.onConversation)
+	s.onClose(func() error { s.ingestCancel(); s.ingests.Wait(); return nil })
 	s.onClose(func() error { s.sched.Stop(); return nil })
 	s.metrics = newMetrics(s)
 	s.routes = s.routeTable()
