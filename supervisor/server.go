@@ -134,7 +134,6 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 	s.convs = renewal.New(bridgeHost{s})
 	s.tasks = tasks.New(bridgeHost{s}, cfg.NodeID)
 	s.setupRenewal()
-	s.startCluster()
 	// Workers start once raft is ready; their shutdown is a closer, so it
 	// runs before raft stops.
 	if err := s.startWorkers(ctx); err != nil {
@@ -156,6 +155,9 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 	// later cannot skip them. Host first (a rebinding page learns nothing),
 	// then the write guard (Origin, Sec-Fetch-Site, JSON bodies).
 	s.handler = withRequestID(s.withRecovery(s.withAccessLog(s.guard.Hosts(s.guard.Writes(s.router)))))
+	// Leadership hooks (recovery, the scheduler) touch every part built
+	// above: follow leadership only once the server is complete.
+	s.startCluster()
 	return s, nil
 }
 
