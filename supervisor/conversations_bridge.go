@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"time"
+	"unicode/utf8"
 
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
@@ -31,8 +32,10 @@ func (s *Server) onConversation(clientID string, m bridgeproto.Message) {
 			ConvRef:   instructions.ConvRef{Platform: v.Platform, LocalConversationID: v.LocalConversationID, RemoteConversationID: v.RemoteConversationID},
 			MessageID: v.MessageID, Text: v.Text, Role: v.Role,
 		}
+		s.ingests.Add(1)
 		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), ingestTimeout)
+			defer s.ingests.Done()
+			ctx, cancel := context.WithTimeout(s.ingestCtx, ingestTimeout)
 			defer cancel()
 			// The message's connection holds the conversation: record it, so
 			// the report goes back to this plugin.
@@ -67,7 +70,12 @@ func (b bridgeInjector) Inject(ctx context.Context, c instructions.ConvRef, kind
 		return "", api.Unavailable("no_plugin_for_conversation", "no plugin has linked conversation %s; the report stays in the task log", c.LocalConversationID)
 	}
 	if len(text) > bridgeproto.MaxConversationText {
-		text = text[:bridgeproto.MaxConversationText]
+		// Cut on a character boundary: a report must stay valid UTF-8.
+		cut := bridgeproto.MaxConversationText
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut]
 	}
 	res, err := b.s.browser.hub.Inject(ctx, conv.ClientID, bridgeproto.ConversationInject{
 		ConversationRef: bridgeproto.ConversationRef{Platform: c.Platform, LocalConversationID: c.LocalConversationID, RemoteConversationID: c.RemoteConversationID},

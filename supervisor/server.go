@@ -57,6 +57,11 @@ type Server struct {
 	convs *renewal.Store
 	tasks *tasks.Store
 	sched *renewal.Driver // ticks the scheduler worker while this node leads
+	// ingests are live ingests running in the background (bridge replies);
+	// Close cancels ingestCtx and waits for them before raft stops.
+	ingests      sync.WaitGroup
+	ingestCtx    context.Context
+	ingestCancel context.CancelFunc
 	// instr runs instruction blocks and live ingest (routes_instructions.go).
 	instr *instructionsSide
 }
@@ -129,7 +134,6 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 	s.convs = renewal.New(bridgeHost{s})
 	s.tasks = tasks.New(bridgeHost{s}, cfg.NodeID)
 	s.setupRenewal()
-	s.startCluster()
 	// Workers start once raft is ready; their shutdown is a closer, so it
 	// runs before raft stops.
 	if err := s.startWorkers(ctx); err != nil {
@@ -140,7 +144,9 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 		s.Close()
 		return nil, fmt.Errorf("start browser bridge: %w", err)
 	}
+	s.ingestCtx, s.ingestCancel = context.WithCancel(context.Background())
 	s.browser.hub.OnConversation(s.onConversation)
+	s.onClose(func() error { s.ingestCancel(); s.ingests.Wait(); return nil })
 	s.onClose(func() error { s.sched.Stop(); return nil })
 	s.metrics = newMetrics(s)
 	s.routes = s.routeTable()
@@ -149,6 +155,9 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 	// later cannot skip them. Host first (a rebinding page learns nothing),
 	// then the write guard (Origin, Sec-Fetch-Site, JSON bodies).
 	s.handler = withRequestID(s.withRecovery(s.withAccessLog(s.guard.Hosts(s.guard.Writes(s.router)))))
+	// Leadership hooks (recovery, the scheduler) touch every part built
+	// above: follow leadership only once the server is complete.
+	s.startCluster()
 	return s, nil
 }
 

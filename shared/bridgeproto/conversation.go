@@ -1,6 +1,9 @@
 package bridgeproto
 
-import "regexp"
+import (
+	"regexp"
+	"strings"
+)
 
 // Conversation messages: the plugin reports which conversation it holds and
 // each final AI reply in it; the daemon asks the plugin to type a text
@@ -104,6 +107,11 @@ func (m *ConversationLink) validate() *ParseError {
 	if len(m.URL) > 2048 {
 		return perr("invalid_field", "url", "field \"url\" is longer than 2048 bytes")
 	}
+	// A URL never holds spaces or control characters; one that does is not
+	// a page address and must not reach the records or the status panel.
+	if strings.ContainsFunc(m.URL, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return perr("invalid_field", "url", "field \"url\" must not contain spaces or control characters")
+	}
 	return checkLabel("title", m.Title)
 }
 
@@ -129,8 +137,29 @@ func (m *InjectResult) validate() *ParseError {
 	if e := checkID("inject_id", m.InjectID, true); e != nil {
 		return e
 	}
-	if m.DeliveryAck != nil && (m.DeliveryAck.Level < 0 || m.DeliveryAck.Level > 3) {
-		return perr("invalid_field", "delivery_ack", "delivery_ack.level must be 0 to 3")
+	if a := m.DeliveryAck; a != nil {
+		if a.Level < 0 || a.Level > 3 {
+			return perr("invalid_field", "delivery_ack", "delivery_ack.level must be 0 to 3")
+		}
+		// status_code is the page's HTTP status (the stable field of level 1).
+		if e := checkStatus("delivery_ack.status_code", a.StatusCode, true); e != nil {
+			return e
+		}
+		if len(a.Detail) > maxInjectText {
+			return perr("invalid_field", "delivery_ack.detail", "delivery_ack.detail is longer than %d bytes", maxInjectText)
+		}
+	}
+	if e := m.Error; e != nil {
+		if e := checkID("error.code", e.Code, false); e != nil {
+			return e
+		}
+		if len(e.Message) > maxInjectText {
+			return perr("invalid_field", "error.message", "error.message is longer than %d bytes", maxInjectText)
+		}
 	}
 	return nil
 }
+
+// maxInjectText bounds the free-text fields of inject_result: they are
+// stored with the job and logged, never documents.
+const maxInjectText = 4096
