@@ -3,10 +3,10 @@ package supervisor
 import (
 	"context"
 	"net/http"
-	"regexp"
 	"unicode/utf8"
 
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/bridgeproto"
 	"github.com/svcd/svcd/shared/instr"
 	"github.com/svcd/svcd/supervisor/instructions"
 )
@@ -88,8 +88,6 @@ type ingestRequest struct {
 	Role                 string  `json:"role"`
 }
 
-var localConvID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
-
 func (s *Server) handleInstructionsIngest(w http.ResponseWriter, r *http.Request) error {
 	side := s.instr
 	var req ingestRequest
@@ -99,8 +97,8 @@ func (s *Server) handleInstructionsIngest(w http.ResponseWriter, r *http.Request
 	switch {
 	case req.Platform != "platform_a" && req.Platform != "platform_b" && req.Platform != "platform_c":
 		return api.Unprocessable("invalid_platform", "platform must be platform_a, platform_b or platform_c, got %q", req.Platform)
-	case !localConvID.MatchString(req.LocalConversationID):
-		return api.Unprocessable("invalid_local_conversation_id", "local_conversation_id must be 1-128 bytes of [A-Za-z0-9._:-]")
+	case !bridgeproto.ValidLocalConversationID(req.LocalConversationID):
+		return errInvalidConvID()
 	case req.RemoteConversationID == "" || len(req.RemoteConversationID) > 512 || !utf8.ValidString(req.RemoteConversationID):
 		return api.Unprocessable("invalid_remote_conversation_id", "remote_conversation_id must be 1-512 bytes of UTF-8")
 	case req.MessageID == "" || len(req.MessageID) > 256 || !utf8.ValidString(req.MessageID):

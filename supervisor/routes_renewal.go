@@ -105,8 +105,8 @@ func (s *Server) renewalRoutes() []Route {
 
 func (s *Server) convID(r *http.Request) (string, error) {
 	id := mux.Vars(r)["local_conversation_id"]
-	if !renewal.ValidID(id) {
-		return "", api.Unprocessable("invalid_local_conversation_id", "local_conversation_id must be 1-128 characters of [A-Za-z0-9._:-]")
+	if !bridgeproto.ValidLocalConversationID(id) {
+		return "", errInvalidConvID()
 	}
 	return id, nil
 }
@@ -166,6 +166,12 @@ func (s *Server) handleConvSet(w http.ResponseWriter, r *http.Request, status st
 	return nil
 }
 
+// errInvalidConvID is the one answer to a malformed local_conversation_id
+// (the rule is the bridge's: bridgeproto.ValidLocalConversationID).
+func errInvalidConvID() error {
+	return api.Unprocessable("invalid_local_conversation_id", "local_conversation_id must be 1-128 bytes of [A-Za-z0-9._:-]")
+}
+
 // queryLimit parses a limit query parameter: absent gives def; not a whole
 // number is a 400; outside 1..max a 422.
 func queryLimit(r *http.Request, name string, def, max int) (int, error) {
@@ -190,8 +196,8 @@ func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) error {
 	}
 	id := r.URL.Query().Get("local_conversation_id")
 	if id != "" {
-		if !renewal.ValidID(id) {
-			return api.Unprocessable("invalid_local_conversation_id", "local_conversation_id must be 1-128 characters of [A-Za-z0-9._:-]")
+		if !bridgeproto.ValidLocalConversationID(id) {
+			return errInvalidConvID()
 		}
 		if _, ok := s.convs.Get(id); !ok {
 			return api.NotFound("unknown_conversation", "no conversation %q", id)

@@ -7,7 +7,6 @@ package renewal
 
 import (
 	"context"
-	"regexp"
 	"sort"
 
 	"github.com/svcd/svcd/raftstore"
@@ -29,11 +28,6 @@ type Store struct {
 
 // New returns a Store over w.
 func New(w Writer) *Store { return &Store{w: w, Changed: func() {}} }
-
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
-
-// ValidID reports whether id is a well-formed local_conversation_id.
-func ValidID(id string) bool { return idPattern.MatchString(id) }
 
 // Get returns a copy of one record.
 func (s *Store) Get(id string) (raftstore.Conversation, bool) {
