@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/svcd/svcd/shared/api"
@@ -32,24 +31,9 @@ func bareServer(b *testing.B, body []byte) *httptest.Server {
 
 func benchRequests(b *testing.B, client *http.Client, method, url, body string) {
 	b.Helper()
+	call := benchCall(b, client, method, url, body)
 	for i := 0; i < b.N; i++ {
-		var rd io.Reader
-		if body != "" {
-			rd = strings.NewReader(body)
-		}
-		req, _ := http.NewRequest(method, url, rd)
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			b.Fatalf("%s %s: %d", method, url, resp.StatusCode)
-		}
+		call()
 	}
 }
 
