@@ -90,13 +90,7 @@ func capture(t *testing.T, d *harness.Daemon, p *fakeplugin.Plugin, platform, ac
 
 func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitTB(t, timeout, what, cond)
 }
 
 type recordView struct {
