@@ -52,6 +52,8 @@ type browser struct {
 	mu      sync.Mutex
 	pending map[int64]chan cdpReply
 	dir     string
+	console syncBufferE // console messages and exceptions of the sessions with Runtime enabled
+	frames  syncBufferE // WebSocket frames sent by the sessions with Network enabled, one a line
 }
 
 type cdpReply struct {
@@ -63,9 +65,15 @@ type cdpReply struct {
 
 func startBrowser(t *testing.T) *browser {
 	t.Helper()
+	return startBrowserWith(t, filepath.Join(harness.RepoRoot(), "extension"))
+}
+
+// startBrowserWith loads the unpacked extension from ext (a copy with a
+// development config, for instance).
+func startBrowserWith(t *testing.T, ext string) *browser {
+	t.Helper()
 	bin := chromiumPath(t)
 	dir := t.TempDir()
-	ext := filepath.Join(harness.RepoRoot(), "extension")
 	cmd := exec.Command(bin,
 		"--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -112,13 +120,28 @@ func startBrowser(t *testing.T) *browser {
 func (b *browser) readLoop() {
 	for {
 		var m struct {
-			ID int64 `json:"id"`
+			ID     int64           `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
 			cdpReply
 		}
 		if err := b.conn.ReadJSON(&m); err != nil {
 			return
 		}
 		if m.ID == 0 {
+			switch m.Method {
+			case "Runtime.consoleAPICalled", "Runtime.exceptionThrown":
+				b.console.Write(append(m.Params, '\n'))
+			case "Network.webSocketFrameSent":
+				var f struct {
+					Response struct {
+						PayloadData string `json:"payloadData"`
+					} `json:"response"`
+				}
+				if json.Unmarshal(m.Params, &f) == nil {
+					b.frames.Write([]byte(f.Response.PayloadData + "\n"))
+				}
+			}
 			continue
 		}
 		b.mu.Lock()
@@ -240,10 +263,29 @@ func (b *browser) eval(sessionID, expr string, out any) error {
 	return nil
 }
 
-// worker attaches to the extension's service worker.
+// worker attaches to the extension's service worker and records its
+// console (b.console), so a test can check no captured value is logged.
 func (b *browser) worker() string {
 	ti := b.waitTarget("service_worker", "chrome-extension://"+extensionID+"/", 15*time.Second)
-	return b.attach(ti.TargetID)
+	sw := b.attach(ti.TargetID)
+	b.recordConsole(sw)
+	return sw
+}
+
+// recordFrames records the WebSocket frames a session sends (the service
+// worker's to the daemon) into b.frames: what exactly went on the wire.
+func (b *browser) recordFrames(session string) {
+	if err := b.call(session, "Network.enable", nil, nil); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// recordConsole sends a session's console messages and exceptions (every
+// world of a page: the content script's too) into b.console.
+func (b *browser) recordConsole(session string) {
+	if err := b.call(session, "Runtime.enable", nil, nil); err != nil {
+		b.t.Fatal(err)
+	}
 }
 
 type syncBufferE struct {

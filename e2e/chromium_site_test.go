@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,34 +16,94 @@ import (
 // (its own fetch carries an Authorization header and a CSRF header, the server
 // sets a session cookie), a buffered API, an SSE API and a hanging API that
 // records cancellation. Every credential value contains canary.
+//
+// Its conversation pages (/c/<id>) are a chat with a scripted AI: the page
+// shows what was sent as a user message and the AI's answer below it. A
+// conversation whose id starts with "loop-" or "type-" always answers with
+// an instr block that succeeds (@svc::status), one starting with "fail-" with
+// one that fails (@svc::nope), so the instruction loop goes on until the
+// extension's loop rules stop it.
 type fakeSite struct {
 	*httptest.Server
 	canary    string
 	cancelled atomic.Int32
 	cookieOK  atomic.Int32
 	mu        sync.Mutex
-	sent      []string // what the page's send button posted
+	sent      []sentMessage // what the page's send button posted
+	turns     map[string]int
 }
+
+type sentMessage struct{ conv, text string }
 
 func (s *fakeSite) sentMessages() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]string(nil), s.sent...)
+	var out []string
+	for _, m := range s.sent {
+		out = append(out, m.text)
+	}
+	return out
+}
+
+// sentIn is what the page sent in conversation id.
+func (s *fakeSite) sentIn(id string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, m := range s.sent {
+		if m.conv == id {
+			out = append(out, m.text)
+		}
+	}
+	return out
+}
+
+// aiReply is the scripted AI's next answer in conversation id ("" when this
+// conversation has no script).
+func (s *fakeSite) aiReply(id string) (text, msgID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.turns[id]++
+	n := s.turns[id]
+	msgID = fmt.Sprintf("m-%s-%d", id, n)
+	switch {
+	case strings.HasPrefix(id, "loop-"), strings.HasPrefix(id, "type-"):
+		return fmt.Sprintf("Round %d: checking the daemon.\n\n```instr\n@svc::status\n```\n", n), msgID
+	case strings.HasPrefix(id, "fail-"):
+		return fmt.Sprintf("Attempt %d.\n\n```instr\n@svc::nope\n```\n", n), msgID
+	}
+	return "", ""
 }
 
 const sitePage = `<!doctype html><meta charset="utf-8"><title>fake %s</title>
 <h1>fake %s</h1><div class="reply">hello from the fake platform</div>
+<div id="chat"></div>
 <textarea id="prompt"></textarea><button id="send">send</button>
 <script>
 fetch('/api/login', {method:'POST', headers:{'Authorization':'Bearer %s-auth','X-Csrf-Token':'%s-csrf','Content-Type':'application/json'}, body:'{}'});
+const chat = document.getElementById('chat');
+const add = (cls, text, id) => {
+  const d = document.createElement('div');
+  d.className = 'message ' + cls;
+  d.style.whiteSpace = 'pre-wrap';
+  if (id) d.dataset.messageId = id;
+  d.textContent = text;
+  chat.appendChild(d);
+};
 document.getElementById('send').onclick = async () => {
-  const r = await fetch('/api/complete', {method:'POST', headers:{'Content-Type':'application/json'}, body: JSON.stringify({message: document.getElementById('prompt').value})});
+  const box = document.getElementById('prompt');
+  const text = box.value;
+  box.value = '';
+  if (location.pathname.startsWith('/c/')) add('user', text);
+  const r = await fetch('/api/complete', {method:'POST', headers:{'Content-Type':'application/json'}, body: JSON.stringify({message: text, conv: location.pathname})});
   document.documentElement.dataset.svcdSendStatus = String(r.status);
+  const j = await r.json();
+  if (j.reply) add('assistant', j.reply, j.id);
 };
 </script>`
 
 func newFakeSite(name, canary string) *fakeSite {
-	s := &fakeSite{canary: canary}
+	s := &fakeSite{canary: canary, turns: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
@@ -51,8 +112,12 @@ func newFakeSite(name, canary string) *fakeSite {
 	mux.HandleFunc("GET /c/{id}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		page := fmt.Sprintf(sitePage, name, name, canary, canary)
-		reply := "<div class=\"message assistant\" data-message-id=\"m-" + r.PathValue("id") + "\"><pre>Checking the daemon.\n\n```instr\n@svc::status\n```\n</pre></div>"
-		fmt.Fprint(w, strings.Replace(page, "<textarea", reply+"<textarea", 1))
+		text, id := s.aiReply(r.PathValue("id"))
+		if text == "" {
+			text, id = "Checking the daemon.\n\n```instr\n@svc::status\n```\n", "m-"+r.PathValue("id")
+		}
+		reply := `<div class="message assistant" style="white-space:pre-wrap" data-message-id="` + html.EscapeString(id) + `">` + html.EscapeString(text) + "</div>"
+		fmt.Fprint(w, strings.Replace(page, `<div id="chat">`, `<div id="chat">`+reply, 1))
 	})
 	mux.HandleFunc("POST /api/login", func(w http.ResponseWriter, r *http.Request) {
 		// Cookies are per host, not per port: each site names its own.
@@ -63,17 +128,23 @@ func newFakeSite(name, canary string) *fakeSite {
 	mux.HandleFunc("POST /api/complete", func(w http.ResponseWriter, r *http.Request) {
 		var in struct {
 			Message string `json:"message"`
+			Conv    string `json:"conv"`
 		}
 		_ = json.NewDecoder(r.Body).Decode(&in)
+		conv := strings.TrimPrefix(in.Conv, "/c/")
 		if in.Message != "" {
 			s.mu.Lock()
-			s.sent = append(s.sent, in.Message)
+			s.sent = append(s.sent, sentMessage{conv: conv, text: in.Message})
 			s.mu.Unlock()
 		}
 		if c, err := r.Cookie("sid_" + name); err == nil && c.Value == canary+"-cookie" {
 			s.cookieOK.Add(1)
 		}
 		w.Header().Set("Content-Type", "application/json")
+		if text, id := s.aiReply(conv); text != "" {
+			_ = json.NewEncoder(w).Encode(map[string]string{"answer": "hello from " + name, "reply": text, "id": id})
+			return
+		}
 		fmt.Fprintf(w, `{"answer":"hello from %s"}`, name)
 	})
 	mux.HandleFunc("POST /api/stream", func(w http.ResponseWriter, r *http.Request) {

@@ -1,5 +1,11 @@
 // Shows only state, names and fingerprints: never a captured value.
 const $ = (id) => document.getElementById(id);
+function row(table, cells) {
+  const tr = document.createElement('tr');
+  for (const t of cells) { const td = document.createElement('td'); td.textContent = t; tr.appendChild(td); }
+  table.appendChild(tr);
+}
+
 async function render() {
   const { status: s } = await chrome.storage.session.get('status');
   const st = s || { connected: false, captured: {} };
@@ -9,13 +15,24 @@ async function render() {
   c.textContent = st.connected ? 'Connected' : 'Disconnected' + (st.lastError ? ': ' + st.lastError : '');
   $('conn').appendChild(c);
   $('mode').textContent = (st.snapshot && st.snapshot.system && st.snapshot.system.mode) || '?';
+  // One row per platform: what this browser captured (names, fingerprint)
+  // and the accounts the daemon keeps for it (labels and counts).
   $('plat').innerHTML = '';
-  for (const [p, v] of Object.entries(st.captured || {})) {
-    const tr = document.createElement('tr');
-    for (const t of [p, (v.header_names || []).join(', ') || '—', `${v.cookie_count} cookies`, (v.fingerprint || '').slice(0, 19)]) {
-      const td = document.createElement('td'); td.textContent = t; tr.appendChild(td);
-    }
-    $('plat').appendChild(tr);
+  const captured = st.captured || {};
+  const accounts = st.accounts || {};
+  for (const p of [...new Set([...Object.keys(captured), ...Object.keys(accounts)])].sort()) {
+    const v = captured[p] || {};
+    const accs = (accounts[p] || []).map((a) => `${a.account || '(default)'} ${a.status}`.trim());
+    // The credential headers by name; the other captured names only counted.
+    const cred = v.credential_names || v.header_names || [];
+    const others = (v.header_names || []).length - cred.length;
+    const cells = [p, (cred.join(', ') || '—') + (others > 0 ? ` +${others} other headers` : ''), `${v.cookie_count || 0} cookies`, (v.fingerprint || '').slice(0, 19),
+      accs.length ? 'accounts: ' + accs.join('; ') : 'no account at the daemon'];
+    row($('plat'), cells);
+  }
+  $('loops').innerHTML = '';
+  for (const [id, l] of Object.entries(st.loops || {}).sort()) {
+    row($('loops'), [l.platform, id, l.stopped ? 'stopped: ' + l.stopped : `round ${l.rounds}/${l.maxRounds}`, l.failures ? `${l.failures} failed` : '']);
   }
   $('convs').innerHTML = '';
   for (const cv of (st.snapshot && st.snapshot.browser && st.snapshot.browser.automation_conversations) || []) {

@@ -6,15 +6,15 @@ import { backoffDelay } from './lib/backoff.js';
 import { PLATFORMS } from './lib/adapters.js';
 import { withOrigins, platformForURL, cutQuery } from './lib/pageurl.js';
 import { sseParser } from './lib/sse.js';
-import { credentialFingerprint as fingerprint, headerNames } from './lib/fingerprint.js';
+import { credentialFingerprint as fingerprint, headerNames, mergeHeaders } from './lib/fingerprint.js';
+import { ConversationLoops } from './lib/convloop.js';
 
 const VERSION = chrome.runtime.getManifest().version;
-const LOOP_WAIT_MS = 2000; // docs/instructions.md client loop rule 4
 let ws = null;
 let attempt = 0;
 let reconnectTimer = null;
 let keepaliveTimer = null;
-let state = { connected: false, lastError: '', snapshot: null, captured: {}, connectedAt: 0 };
+let state = { connected: false, lastError: '', snapshot: null, captured: {}, accounts: {}, loops: {}, connectedAt: 0 };
 const relays = new Map(); // requestId -> port to the page
 
 // settings: the options page's chrome.storage.local values over an optional
@@ -22,13 +22,13 @@ const relays = new Map(); // requestId -> port to the page
 async function settings() {
   let local = {};
   try { const r = await fetch(chrome.runtime.getURL('config.local.json')); if (r.ok) local = await r.json(); } catch { /* none */ }
-  const stored = await chrome.storage.local.get(['daemonURL', 'token', 'clientId', 'origins']);
+  const stored = await chrome.storage.local.get(['daemonURL', 'token', 'clientId', 'origins', 'loop']);
   const s = { ...local, ...Object.fromEntries(Object.entries(stored).filter(([, v]) => v)) };
   if (!s.clientId) {
     s.clientId = 'ext-' + crypto.randomUUID().slice(0, 8);
     await chrome.storage.local.set({ clientId: s.clientId });
   }
-  return { daemon: s.daemonURL || 'ws://127.0.0.1:4317/ws/browser', token: s.token || '', clientId: s.clientId, origins: s.origins || {} };
+  return { daemon: s.daemonURL || 'ws://127.0.0.1:4317/ws/browser', token: s.token || '', clientId: s.clientId, origins: s.origins || {}, loop: s.loop || {} };
 }
 
 // adapters are read once per worker life and settings change (every relay
@@ -51,7 +51,13 @@ function send(msg) {
 }
 
 function publish() {
-  chrome.storage.session.set({ status: { connected: state.connected, lastError: state.lastError, snapshot: state.snapshot, captured: state.captured } }).catch(() => {});
+  chrome.storage.session.set({ status: statusView() }).catch(() => {});
+}
+
+// statusView is what the popup shows: state, names, labels, fingerprints and
+// loop states; never a captured value.
+function statusView() {
+  return { connected: state.connected, lastError: state.lastError, snapshot: state.snapshot, captured: state.captured, accounts: state.accounts, loops: state.loops };
 }
 
 function scheduleReconnect(delay) {
@@ -95,6 +101,7 @@ async function onMessage(m) {
       keepaliveTimer = setInterval(() => send({ type: 'keepalive', ts: Date.now() }), Math.min(m.keepalive_ms || 20000, 20000));
       publish();
       reportAll();
+      refreshAccounts();
       return;
     case 'state_snapshot':
       state.snapshot = m; publish(); overlayAll(); return;
@@ -130,11 +137,9 @@ chrome.webRequest.onSendHeaders.addListener(async (d) => {
   const u = new URL(d.url);
   const c = captured[platform] || (captured[platform] = { headers: {}, cookies: {}, endpoints: {}, host: u.hostname, tabId: d.tabId });
   c.tabId = d.tabId;
-  let changed = false;
-  for (const h of d.requestHeaders || []) {
-    const n = h.name.toLowerCase();
-    if (n === 'authorization' || n.startsWith('x-') ) { if (c.headers[n] !== h.value) { c.headers[n] = h.value; changed = true; } }
-  }
+  // Every header name of the tab's requests; values of credential headers
+  // only, and those only inside the credentials message (lib/fingerprint.js).
+  let changed = mergeHeaders(c.headers, d.requestHeaders);
   if (u.pathname.startsWith('/api/')) {
     const key = d.method + ' ' + cutQuery(u.pathname);
     if (!c.endpoints[key]) { c.endpoints[key] = { method: d.method, path: cutQuery(u.pathname) }; changed = true; }
@@ -156,8 +161,38 @@ async function report(platform) {
   const eps = Object.values(c.endpoints);
   if (eps.length) send({ type: 'api_endpoints', platform, host: c.host, endpoints: eps });
   // What the popup may show: names and the fingerprint, never a value.
-  state.captured[platform] = { header_names: headerNames(c.headers), cookie_count: Object.keys(cookies).length, fingerprint: await fingerprint(c.headers, cookies), endpoints: eps.length };
+  state.captured[platform] = { header_names: headerNames(c.headers), credential_names: headerNames(Object.fromEntries(Object.entries(c.headers).filter(([, v]) => v !== ''))), cookie_count: Object.keys(cookies).length, fingerprint: await fingerprint(c.headers, cookies), endpoints: eps.length };
   publish();
+  refreshAccounts();
+}
+
+// refreshAccounts reads this client's records from the daemon's read model
+// (GET /v1/browser): the captured accounts per platform as the daemon keeps
+// them (account label, status, counts, fingerprint), for the popup. The
+// daemon answers names and fingerprints only, never a value.
+let accountsTimer = null;
+function refreshAccounts() {
+  clearTimeout(accountsTimer);
+  accountsTimer = setTimeout(async () => {
+    try {
+      const s = await settings();
+      const u = new URL(s.daemon.replace(/^ws/, 'http'));
+      u.pathname = '/v1/browser';
+      u.search = '?client_id=' + encodeURIComponent(s.clientId);
+      const r = await fetch(u, { headers: { Authorization: 'Bearer ' + s.token } });
+      if (!r.ok) return;
+      const env = await r.json();
+      const accounts = {};
+      for (const rec of (env.data && env.data.records) || []) {
+        (accounts[rec.platform] || (accounts[rec.platform] = [])).push({
+          account: rec.account || '', status: rec.status || '', header_count: rec.header_count || 0,
+          cookie_count: rec.cookie_count || 0, fingerprint: rec.credential_fingerprint || '',
+        });
+      }
+      state.accounts = accounts;
+      publish();
+    } catch { /* the daemon is away: the popup keeps the last list */ }
+  }, 300);
 }
 
 function reportAll() { for (const p of Object.keys(captured)) report(p); }
@@ -219,26 +254,60 @@ async function relay(m) {
     } catch { handle({ error: true, aborted: ctl.signal.aborted }); } finally { clearTimeout(timer); }
     return;
   }
-  try { await ensureContent(tab.id); } catch { send({ type: 'api_response', requestId: m.requestId, status: 0, error: 'the page refused the relay script' }); return; }
-  const nonce = crypto.randomUUID();
-  try { await chrome.scripting.executeScript({ target: { tabId: tab.id }, world: 'MAIN', func: pageRelay, args: [nonce] }); } catch { send({ type: 'api_response', requestId: m.requestId, status: 0, error: 'the page refused the relay script' }); return; }
-  const port = chrome.tabs.connect(tab.id, { name: 'relay:' + nonce });
-  relays.set(m.requestId, port);
-  finish = () => { relays.delete(m.requestId); try { port.disconnect(); } catch {} };
-  port.onMessage.addListener(handle);
-  port.onDisconnect.addListener(() => relays.delete(m.requestId));
-  port.postMessage(req);
+  const inPage = async (retried) => {
+    const cached = readyTabs.has(tab.id);
+    try { await preparePage(tab.id); } catch { send({ type: 'api_response', requestId: m.requestId, status: 0, error: 'the page refused the relay script' }); return; }
+    const port = chrome.tabs.connect(tab.id, { name: 'relay:' + crypto.randomUUID() });
+    let heard = false;
+    relays.set(m.requestId, port);
+    finish = () => { relays.delete(m.requestId); try { port.disconnect(); } catch {} };
+    port.onMessage.addListener((r) => { heard = true; handle(r); });
+    port.onDisconnect.addListener(() => {
+      relays.delete(m.requestId);
+      if (heard) return;
+      // Nobody listened, or the page has no relay (it navigated since its
+      // scripts were put in place): put them in again, once.
+      readyTabs.delete(tab.id);
+      if (cached && !retried) inPage(true);
+      else handle({ error: true });
+    });
+    port.postMessage(req);
+  };
+  await inPage(false);
 }
 
-// pageRelay runs in the page's MAIN world: it performs one fetch for the
-// request carrying nonce and posts the head, chunks and end back.
-function pageRelay(nonce) {
-  const ctl = new AbortController();
-  const reply = (msg) => window.postMessage({ svcdRelayReply: nonce, msg }, '*');
-  const onMsg = async (ev) => {
-    if (ev.source !== window || !ev.data || ev.data.svcdRelay !== nonce) return;
+// readyTabs are the tabs whose current page has the content script and the
+// page relay in place: a relay there needs no script injection (two
+// executeScript calls cost most of a relay's time). A navigation clears it.
+const readyTabs = new Set();
+async function preparePage(tabId) {
+  if (readyTabs.has(tabId)) return;
+  await ensureContent(tabId);
+  await chrome.scripting.executeScript({ target: { tabId }, world: 'MAIN', func: pageRelay });
+  readyTabs.add(tabId);
+}
+chrome.tabs.onUpdated.addListener((tabId, info) => { if (info.status === 'loading' || info.url) readyTabs.delete(tabId); });
+chrome.tabs.onRemoved.addListener((tabId) => readyTabs.delete(tabId));
+
+// pageRelay runs once per page in its MAIN world: for each request (by the
+// nonce the content script forwards it under) it performs the fetch and
+// posts the head, chunks and end back; a cancel aborts that fetch.
+function pageRelay() {
+  if (window.__svcdPageRelay) return;
+  window.__svcdPageRelay = true;
+  // The content script (another JS world, same DOM) sees this mark: a page
+  // without it (navigated since) makes the worker put the relay in again.
+  document.documentElement.dataset.svcdPageRelay = '1';
+  const running = new Map(); // nonce -> AbortController
+  window.addEventListener('message', async (ev) => {
+    if (ev.source !== window || !ev.data || typeof ev.data.svcdRelay !== 'string') return;
+    const nonce = ev.data.svcdRelay;
     const req = ev.data.req;
-    if (req.cancel) { ctl.abort(); window.removeEventListener('message', onMsg); return; }
+    if (req.cancel) { const c = running.get(nonce); if (c) c.abort(); running.delete(nonce); return; }
+    if (running.has(nonce)) return;
+    const ctl = new AbortController();
+    running.set(nonce, ctl);
+    const reply = (msg) => window.postMessage({ svcdRelayReply: nonce, msg }, '*');
     const timer = setTimeout(() => ctl.abort(), req.timeoutMs);
     try {
       const r = await fetch(req.path, { method: req.method, headers: req.headers, body: req.body, credentials: 'include', signal: ctl.signal });
@@ -253,11 +322,10 @@ function pageRelay(nonce) {
         reply({ chunk: dec.decode(value, { stream: true }) });
       }
       reply({ end: true });
-    } catch (e) {
+    } catch {
       reply({ error: true, aborted: ctl.signal.aborted });
-    } finally { clearTimeout(timer); window.removeEventListener('message', onMsg); }
-  };
-  window.addEventListener('message', onMsg);
+    } finally { clearTimeout(timer); running.delete(nonce); }
+  });
 }
 
 // ---- management actions ----
@@ -327,31 +395,66 @@ async function action(m) {
 
 // ---- conversations ----
 
+// The instruction client loop (lib/convloop.js): one guard per conversation,
+// kept in chrome.storage.session so a restarted worker keeps its counts.
+const convTabs = new Map(); // local_conversation_id -> the tab that holds it
+let loopsReady = null;
+function loops() {
+  if (!loopsReady) {
+    loopsReady = (async () => {
+      const [{ loops: saved }, s] = await Promise.all([chrome.storage.session.get('loops'), settings()]);
+      const save = (st) => { state.loops = st; chrome.storage.session.set({ loops: st }).catch(() => {}); publish(); overlayAll(); };
+      const l = new ConversationLoops({ send, type: typeInto, save, config: s.loop }, saved || {});
+      state.loops = l.states();
+      return l;
+    })();
+  }
+  return loopsReady;
+}
+
 async function inject(m) {
-  const tab = await tabFor(m.platform);
-  if (!tab) { send({ type: 'inject_result', inject_id: m.inject_id, ok: false, error: { code: 'no_tab', message: 'no open tab for this platform' } }); return; }
-  const ad = (await adapters()).find((a) => a.platform === m.platform);
-  // Loop rule: wait 2 s after a round before typing the report; the page
-  // refuses it if the user typed meanwhile.
-  if (m.kind === 'instruction_report') await new Promise((r) => setTimeout(r, LOOP_WAIT_MS));
-  await ensureContent(tab.id);
-  const r = await chrome.tabs.sendMessage(tab.id, { inject: true, text: m.text, adapter: ad, waitMs: LOOP_WAIT_MS });
-  send({ type: 'inject_result', inject_id: m.inject_id, ok: !!(r && r.ok), delivery_ack: r && r.ok ? { level: r.status ? 1 : 0, status_code: r.status || undefined } : undefined, error: r && r.ok ? undefined : { code: (r && r.code) || 'inject_failed', message: (r && r.reason) || 'the page did not take the text' } });
+  return (await loops()).inject(m);
+}
+
+// typeInto types text into the page that holds the conversation (the tab it
+// was linked from, else the platform's tab) and sends it.
+async function typeInto(ref, text) {
+  let tab = null;
+  const id = convTabs.get(ref.local);
+  if (id !== undefined) tab = await chrome.tabs.get(id).catch(() => null);
+  if (!tab) tab = await tabFor(ref.platform);
+  if (!tab) return { ok: false, code: 'no_tab', reason: 'no open tab for this platform' };
+  const ad = (await adapters()).find((a) => a.platform === ref.platform);
+  try {
+    await ensureContent(tab.id);
+    return (await chrome.tabs.sendMessage(tab.id, { inject: true, text, adapter: ad, waitMs: (await loops()).guard(ref).waitMs })) || { ok: false };
+  } catch {
+    return { ok: false, code: 'inject_failed', reason: 'the page did not take the text' };
+  }
+}
+
+// onConversation takes what the content script saw in a conversation page.
+async function onConversation(c, tab) {
+  const platform = platformForURL(await adapters(), tab.url);
+  if (!platform) return;
+  const ref = { platform, local: c.local, remote: c.remote };
+  convTabs.set(c.local, tab.id);
+  const l = await loops();
+  switch (c.kind) {
+    case 'link': send({ type: 'conversation_link', platform, local_conversation_id: c.local, remote_conversation_id: c.remote, url: tab.url, title: tab.title || '' }); return;
+    case 'message': l.reply(ref, c); return;
+    case 'user': l.userMessage(ref, c); return;
+    case 'typing': l.typing(ref); return;
+  }
 }
 
 chrome.runtime.onMessage.addListener((msg, sender, reply) => {
   if (msg && msg.conversation && sender.tab) {
-    adapters().then((ads) => {
-      const platform = platformForURL(ads, sender.tab.url);
-      if (!platform) return;
-      const c = msg.conversation;
-      if (c.kind === 'link') send({ type: 'conversation_link', platform, local_conversation_id: c.local, remote_conversation_id: c.remote, url: sender.tab.url, title: sender.tab.title || '' });
-      if (c.kind === 'message') send({ type: 'conversation_message', platform, local_conversation_id: c.local, remote_conversation_id: c.remote, message_id: c.message_id, text: c.text, role: 'assistant' });
-    });
+    onConversation(msg.conversation, sender.tab).catch(() => console.warn('svcd: a conversation report failed'));
     return false;
   }
   if (msg && msg.adapterFor) { adapters().then((ads) => reply(ads.find((a) => a.platform === platformForURL(ads, msg.adapterFor)) || null)); return true; }
-  if (msg && msg.status) { reply({ connected: state.connected, lastError: state.lastError, snapshot: state.snapshot, captured: state.captured }); return false; }
+  if (msg && msg.status) { reply(statusView()); return false; }
   if (msg && msg.reconnect) { attempt = 0; connect(); return false; }
   if (msg && msg.modeAction) { send({ type: 'action_request', requestId: 'r-' + Date.now(), action: msg.modeAction, reason: 'popup' }); return false; }
   return false;
@@ -360,12 +463,21 @@ chrome.runtime.onMessage.addListener((msg, sender, reply) => {
 async function overlayAll() {
   const convs = (state.snapshot && state.snapshot.browser && state.snapshot.browser.automation_conversations) || [];
   for (const { tab, platform } of await platformTabs()) {
-    const mine = convs.filter((c) => c.platform === platform);
-    try { await ensureContent(tab.id); await chrome.tabs.sendMessage(tab.id, { overlay: true, mode: state.snapshot.system && state.snapshot.system.mode, conversations: mine }); } catch {}
+    // A conversation shows in the tab that holds it (any tab of its
+    // platform while the extension does not know which one).
+    const here = (id, p) => p === platform && (convTabs.get(id) ?? tab.id) === tab.id;
+    const mine = convs.filter((c) => here(c.local_conversation_id, c.platform));
+    const loopsHere = Object.entries(state.loops || {}).filter(([id, l]) => here(id, l.platform))
+      .map(([id, l]) => ({ local_conversation_id: id, rounds: l.rounds, maxRounds: l.maxRounds, stopped: l.stopped }));
+    const mode = state.snapshot && state.snapshot.system && state.snapshot.system.mode;
+    try { await ensureContent(tab.id); await chrome.tabs.sendMessage(tab.id, { overlay: true, mode, conversations: mine, loops: loopsHere }); } catch {}
   }
 }
 
 // Connect when the settings change, at install/startup, and at every worker load.
+// New loop limits (options page or config) apply from the next decision;
+// the counts so far stay (chrome.storage.session).
+chrome.storage.onChanged.addListener((ch, area) => { if (area === 'local' && ch.loop) loopsReady = null; });
 chrome.storage.onChanged.addListener((ch, area) => { if (area === 'local' && (ch.token || ch.daemonURL || ch.origins)) { adaptersCache = null; attempt = 0; if (ws) { const s = ws; ws = null; s.onclose = null; s.close(); } connect(); } });
 chrome.alarms.create('svcd-watchdog', { periodInMinutes: 0.5 });
 chrome.alarms.onAlarm.addListener(() => { if (!ws) connect(); });
@@ -373,4 +485,4 @@ chrome.runtime.onStartup.addListener(connect);
 chrome.runtime.onInstalled.addListener(connect);
 // A restarted worker keeps what the popup shows (names and fingerprints only;
 // the captured values lived in the old worker's memory and are gone).
-chrome.storage.session.get('status').then(({ status }) => { if (status && status.captured) state.captured = { ...status.captured, ...state.captured }; }).catch(() => {}).finally(connect);
+chrome.storage.session.get('status').then(({ status }) => { if (status && status.captured) state.captured = { ...status.captured, ...state.captured }; }).catch(() => {}).finally(() => { connect(); loops(); });

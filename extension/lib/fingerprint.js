@@ -44,3 +44,37 @@ export async function credentialFingerprint(headers = {}, cookies = {}) {
 export function headerNames(headers = {}) {
   return [...new Set(Object.keys(headers).map((k) => k.toLowerCase()))].sort();
 }
+
+// credentialHeader: whether a request header's value identifies the login.
+// Only these values go (inside the credentials message, which the daemon
+// turns into the fingerprint at once); every other header is captured by
+// name only, so volatile values (content-length, accept…) do not change the
+// fingerprint on every request. Cookies travel as the cookie map instead of
+// the cookie header.
+export function credentialHeader(name) {
+  const n = name.toLowerCase();
+  if (n === "cookie") return false;
+  return n === "authorization" || n === "proxy-authorization" || n.startsWith("x-") ||
+    /auth|token|session|csrf|xsrf|api-?key|secret|signature/.test(n);
+}
+
+// mergeHeaders adds one request's headers to what a platform tab captured:
+// every name, the value of credential headers only ("" for the rest). It
+// returns whether anything the daemon should hear changed.
+// The daemon takes at most 200 headers per credentials message: names past
+// that are not added.
+export const MAX_HEADERS = 200;
+
+export function mergeHeaders(captured, requestHeaders = []) {
+  let changed = false;
+  for (const h of requestHeaders) {
+    const n = String(h.name).toLowerCase();
+    if (!(n in captured) && Object.keys(captured).length >= MAX_HEADERS) continue;
+    const v = credentialHeader(n) ? String(h.value ?? "") : "";
+    if (captured[n] !== v) {
+      captured[n] = v;
+      changed = true;
+    }
+  }
+  return changed;
+}

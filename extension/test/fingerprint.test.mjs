@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { credentialFingerprint, headerNames } from "../lib/fingerprint.js";
+import { credentialFingerprint, headerNames, mergeHeaders } from "../lib/fingerprint.js";
 
 // The expected value was computed by the daemon's own
 // bridgeproto.Credentials.Metadata for the same input.
@@ -21,4 +21,26 @@ test("header names are lower-cased and sorted, values never appear", () => {
   const names = headerNames({ "X-Token": "secret-value", Authorization: "Bearer s3cret" });
   assert.deepEqual(names, ["authorization", "x-token"]);
   assert.ok(!JSON.stringify(names).includes("secret"));
+});
+
+test("header capture keeps every name, values of credential headers only", () => {
+  const c = {};
+  assert.equal(mergeHeaders(c, [{ name: "Authorization", value: "Bearer s3cret" }, { name: "Content-Length", value: "12" }, { name: "Cookie", value: "sid=s3cret" }, { name: "X-Csrf-Token", value: "t" }, { name: "Session-Id", value: "s" }]), true);
+  assert.deepEqual(headerNames(c), ["authorization", "content-length", "cookie", "session-id", "x-csrf-token"]);
+  assert.equal(c["content-length"], "");
+  assert.equal(c.cookie, "");
+  assert.equal(c.authorization, "Bearer s3cret");
+  assert.equal(c["session-id"], "s");
+  // A volatile header's new value changes nothing the daemon hears.
+  assert.equal(mergeHeaders(c, [{ name: "content-length", value: "99" }]), false);
+  assert.equal(mergeHeaders(c, [{ name: "Accept", value: "*/*" }]), true);
+  assert.equal(mergeHeaders(c, [{ name: "authorization", value: "Bearer other" }]), true);
+});
+
+test("header capture stops adding names at the daemon's limit", () => {
+  const c = {};
+  mergeHeaders(c, Array.from({ length: 250 }, (_, i) => ({ name: "h" + i, value: "v" })));
+  assert.equal(Object.keys(c).length, 200);
+  assert.equal(mergeHeaders(c, [{ name: "x-new", value: "1" }]), false);
+  assert.equal(mergeHeaders(c, [{ name: "h1", value: "other" }]), false);
 });

@@ -1,0 +1,243 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/svcd/svcd/e2e/harness"
+)
+
+// loopState is one conversation's instruction loop as the extension's
+// service worker keeps it (extension/lib/loop.js LoopGuard.state).
+type loopState struct {
+	Platform  string `json:"platform"`
+	Rounds    int    `json:"rounds"`
+	MaxRounds int    `json:"maxRounds"`
+	Failures  int    `json:"failures"`
+	Stopped   string `json:"stopped"`
+	Skipped   int    `json:"skipped"`
+}
+
+func (b *browser) loops(t *testing.T, sw string) map[string]loopState {
+	t.Helper()
+	var st map[string]loopState
+	if err := b.eval(sw, `chrome.storage.session.get('loops').then(s=>s.loops||{})`, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// waitLoop waits until the conversation's loop state satisfies cond.
+func (b *browser) waitLoop(t *testing.T, sw, local, what string, cond func(loopState) bool) loopState {
+	t.Helper()
+	var last loopState
+	waitUntil(t, 60*time.Second, what, func() bool {
+		last = b.loops(t, sw)[local]
+		return cond(last)
+	})
+	return last
+}
+
+// ingests counts the daemon's live-ingest log lines of one conversation
+// with the given status (executed, user_message, …).
+func ingests(d *harness.Daemon, local, status string) int {
+	re := regexp.MustCompile(`status["=:]+` + regexp.QuoteMeta(status) + `\b`)
+	n := 0
+	for _, l := range strings.Split(d.Logs(), "\n") {
+		if strings.Contains(l, "live ingest") && strings.Contains(l, local) && re.MatchString(l) {
+			n++
+		}
+	}
+	return n
+}
+
+func reports(texts []string) []string {
+	var out []string
+	for _, s := range texts {
+		if strings.HasPrefix(s, "[instr-result]") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// TestExtensionLoopRules runs the instruction client loop in real Chromium
+// against the real daemon and the fake platform's scripted AI, which answers
+// every report with another instr block: the extension's loop rules (round
+// limit 3 here, the daemon's stays at 10) stop it after its round limit,
+// after three failed rounds with the error summary typed into the page, and
+// at once when the user types; the message the user then sends reaches the
+// daemon as role user (its id, not its text) and starts a new loop.
+func TestExtensionLoopRules(t *testing.T) {
+	b := startBrowser(t)
+	d := extensionDaemon(t)
+	site := newFakeSite("platform_a", "CANARYl00p")
+	defer site.Close()
+	sw := b.worker()
+	b.recordFrames(sw)
+	if err := b.eval(sw, `chrome.storage.local.set({loop:{maxRounds:3}}).then(()=>true)`, nil); err != nil {
+		t.Fatal(err)
+	}
+	configure(t, b, sw, d, map[string]string{"platform_a": site.URL})
+	waitUntil(t, 15*time.Second, "the extension connected", func() bool { return extConnected(t, d, "chromium-e2e") })
+	// The two long loops run side by side in their own tabs.
+	b.openTab(site.URL + "/c/loop-r")
+	b.openTab(site.URL + "/c/fail-f")
+
+	t.Run("user_typing", func(t *testing.T) {
+		b.openTab(site.URL + "/c/type-u")
+		pg := b.attach(b.waitTarget("page", site.URL+"/c/type-u", 10*time.Second).TargetID)
+		// The reply is reported (one round): the daemon executes it and sends
+		// the report, which the extension holds for 2 s before typing it.
+		b.waitLoop(t, sw, "conv-type-u", "the first round", func(l loopState) bool { return l.Rounds == 1 })
+		if err := b.eval(pg, `document.getElementById('prompt').focus(), true`, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, typ := range []string{"keyDown", "keyUp"} {
+			if err := b.call(pg, "Input.dispatchKeyEvent", map[string]any{"type": typ, "key": "h", "code": "KeyH", "text": "h", "windowsVirtualKeyCode": 72}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l := b.waitLoop(t, sw, "conv-type-u", "the loop stopped by typing", func(l loopState) bool { return l.Stopped != "" })
+		if l.Stopped != "user typing" {
+			t.Fatalf("stopped for %q", l.Stopped)
+		}
+		// The daemon logs the ingest once the extension answered the inject.
+		waitUntil(t, 20*time.Second, "the round's ingest to finish", func() bool { return ingests(d, "conv-type-u", "executed") == 1 })
+		if r := reports(site.sentIn("type-u")); len(r) != 0 {
+			t.Fatalf("a report was typed although the user typed: %q", r)
+		}
+		// The daemon says why the report was not typed back.
+		if l := grepLines(d.Logs(), "report not injected"); !strings.Contains(l, "conv-type-u") || !strings.Contains(l, "user_typing") {
+			t.Fatalf("no log of the refused injection:\n%s", l)
+		}
+
+		// The user sends their message: the daemon hears role user, the loop
+		// starts again and the AI's next instr block runs.
+		const userText = "please go on USERTEXT7"
+		if err := b.eval(pg, fmt.Sprintf(`document.getElementById('prompt').value=%q, document.getElementById('send').click(), true`, userText), nil); err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, 20*time.Second, "the user message at the daemon", func() bool { return ingests(d, "conv-type-u", "user_message") == 1 })
+		deadline := time.Now().Add(30 * time.Second)
+		for len(reports(site.sentIn("type-u"))) != 1 {
+			if time.Now().After(deadline) {
+				t.Fatalf("no report after the user's message: loop %+v, sent %q\n%s", b.loops(t, sw)["conv-type-u"], site.sentIn("type-u"), grepLines(d.Logs(), "type-u"))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		// Metadata only: the message's id reached the daemon, its words did not.
+		var userFrames int
+		for _, f := range strings.Split(b.frames.String(), "\n") {
+			var m struct {
+				Type, Role, Text string
+				LocalID          string `json:"local_conversation_id"`
+				MessageID        string `json:"message_id"`
+			}
+			if json.Unmarshal([]byte(f), &m) != nil || m.Type != "conversation_message" || m.Role != "user" {
+				continue
+			}
+			userFrames++
+			if m.LocalID != "conv-type-u" || m.MessageID == "" || m.Text != "" {
+				t.Fatalf("the user message on the wire: %s", f)
+			}
+		}
+		if userFrames != 1 || strings.Contains(b.frames.String(), "USERTEXT7") {
+			t.Fatalf("%d user messages on the wire, or the user's text in a frame:\n%s", userFrames, b.frames.String())
+		}
+		if strings.Contains(d.Logs(), "USERTEXT7") {
+			t.Fatal("the user's text reached the daemon's log")
+		}
+		if out, _ := exec.Command("grep", "-r", "-l", "USERTEXT7", d.DataDir).Output(); len(out) > 0 {
+			t.Fatalf("the user's text is in the daemon's data dir: %s", out)
+		}
+		if l := b.loops(t, sw)["conv-type-u"]; l.Stopped != "" || l.Rounds != 1 {
+			t.Fatalf("after the user's message: %+v", l)
+		}
+	})
+
+	t.Run("round_limit", func(t *testing.T) {
+		l := b.waitLoop(t, sw, "conv-loop-r", "the round limit", func(l loopState) bool { return l.Stopped != "" })
+		if l.Stopped != "round limit reached" || l.Rounds != 3 || l.Skipped != 1 {
+			t.Fatalf("loop state %+v", l)
+		}
+		// The daemon knows too: the extension reported the stop (conversation_loop).
+		waitUntil(t, 10*time.Second, "the stop at the daemon", func() bool {
+			cl, _ := convOf(t, d, "conv-loop-r")["client_loop"].(map[string]any)
+			return cl != nil && cl["state"] == "stopped" && cl["reason"] == "round limit reached" && cl["rounds"] == 3.0 && cl["max_rounds"] == 3.0
+		})
+		// Three rounds ran and were reported back; the fourth reply was never
+		// reported, so the daemon ran exactly three batches.
+		waitUntil(t, 20*time.Second, "the third report typed", func() bool { return len(reports(site.sentIn("loop-r"))) == 3 })
+		if n := ingests(d, "conv-loop-r", "executed"); n != 3 {
+			t.Fatalf("the daemon executed %d rounds, want 3", n)
+		}
+		for _, r := range reports(site.sentIn("loop-r")) {
+			if !strings.Contains(r, "-- @svc::status --\n成功") {
+				t.Fatalf("report %q", r)
+			}
+		}
+		// A reload does not restart the loop: the page's reply is held back too.
+		pg := b.attach(b.waitTarget("page", site.URL+"/c/loop-r", 5*time.Second).TargetID)
+		if err := b.call(pg, "Page.reload", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		b.waitLoop(t, sw, "conv-loop-r", "the reloaded page's reply held back", func(l loopState) bool { return l.Skipped == 2 })
+		if n := ingests(d, "conv-loop-r", "executed"); n != 3 {
+			t.Fatalf("after the reload the daemon executed %d rounds, want 3", n)
+		}
+	})
+
+	t.Run("three_failures", func(t *testing.T) {
+		l := b.waitLoop(t, sw, "conv-fail-f", "the stop on failures", func(l loopState) bool { return l.Stopped != "" })
+		if l.Stopped != "three failures in a row" || l.Failures != 3 {
+			t.Fatalf("loop state %+v", l)
+		}
+		waitUntil(t, 10*time.Second, "the stop at the daemon", func() bool {
+			cl, _ := convOf(t, d, "conv-fail-f")["client_loop"].(map[string]any)
+			return cl != nil && cl["state"] == "stopped" && cl["reason"] == "three failures in a row"
+		})
+		waitUntil(t, 20*time.Second, "the error summary typed", func() bool { return len(reports(site.sentIn("fail-f"))) == 3 })
+		r := reports(site.sentIn("fail-f"))
+		for _, x := range r[:2] {
+			if !strings.Contains(x, "-- @svc::nope --\n失败") {
+				t.Fatalf("failed report %q", x)
+			}
+		}
+		if !strings.Contains(r[2], "-- loop stopped --\n失败\n3 consecutive rounds failed") || !strings.Contains(r[2], "round 3: @svc::nope") {
+			t.Fatalf("summary %q", r[2])
+		}
+		// The AI's answer to the summary is not run.
+		b.waitLoop(t, sw, "conv-fail-f", "the next reply skipped", func(l loopState) bool { return l.Skipped >= 1 })
+		if n := ingests(d, "conv-fail-f", "executed"); n != 3 {
+			t.Fatalf("the daemon executed %d rounds, want 3", n)
+		}
+	})
+
+	t.Run("overlay_and_popup", func(t *testing.T) {
+		tabTarget := b.waitTarget("page", site.URL+"/c/loop-r", 5*time.Second).TargetID
+		tab := b.attach(tabTarget)
+		var overlay string
+		waitUntil(t, 10*time.Second, "the loop stop in the overlay", func() bool {
+			_ = b.eval(tab, `(document.getElementById('svcd-overlay')||{}).textContent||''`, &overlay)
+			return strings.Contains(overlay, "loop conv-loop-r: stopped (round limit reached)")
+		})
+		if err := b.call("", "Target.createTarget", map[string]any{"url": "chrome-extension://" + extensionID + "/popup.html"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		b.screenshot(t, tabTarget, tab, "loop_overlay.png")
+		popupTarget := b.waitTarget("page", "chrome-extension://"+extensionID+"/popup.html", 10*time.Second).TargetID
+		pg := b.attach(popupTarget)
+		var text string
+		waitUntil(t, 10*time.Second, "the loops in the popup", func() bool {
+			_ = b.eval(pg, "document.body.innerText", &text)
+			return strings.Contains(text, "stopped: three failures in a row") && strings.Contains(text, "stopped: round limit reached")
+		})
+		b.screenshot(t, popupTarget, pg, "loop_popup.png")
+	})
+}
