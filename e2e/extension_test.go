@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -14,22 +13,6 @@ import (
 	"github.com/svcd/svcd/e2e/harness"
 	"github.com/svcd/svcd/supervisor/config"
 )
-
-// chromium finds Debian's Chromium; outside CI a machine without it skips
-// with a message, in CI (CI=true) it is a failure: .ci/run installs it.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("CHROMIUM NOT INSTALLED: apt-get install -y chromium chromium-driver (as .ci/run does)")
-	}
-	t.Skip("CHROMIUM NOT INSTALLED: apt-get install -y chromium chromium-driver to run the extension tests")
-	return ""
-}
 
 // extensionCopy is the unpacked extension with a development config that
 // points it at this daemon and the fake platform.
@@ -46,23 +29,6 @@ func extensionCopy(t *testing.T, d *harness.Daemon, clientID string, platformURL
 		t.Fatal(err)
 	}
 	return dir
-}
-
-// startChromium runs headless Chromium with the unpacked extension loaded.
-func startChromium(t *testing.T, bin, ext string) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command(bin, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-default-apps",
-		"--user-data-dir="+t.TempDir(), "--load-extension="+ext, "--disable-extensions-except="+ext, "about:blank")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	return cmd
 }
 
 func clientConnected(t *testing.T, d *harness.Daemon, clientID string) bool {
@@ -86,19 +52,19 @@ func clientConnected(t *testing.T, d *harness.Daemon, clientID string) bool {
 	return false
 }
 
-// The real extension in real Chromium: it connects and pairs under its
-// pinned id's origin, answers a management action, relays a buffered and an
+// The real extension in real Chromium, configured by the development config
+// (config.local.json) instead of the options storage: it connects and pairs
+// under its pinned id's origin, answers a management action, relays a buffered and an
 // SSE request, and reconnects by itself after the daemon restarts.
 func TestExtensionInChromium(t *testing.T) {
-	bin := chromium(t)
 	// A fixed address: the extension must find the restarted daemon there.
 	d := harness.Start(t, harness.Options{Addr: harness.FreePort(t), Env: []string{"SVC_LOG_LEVEL=debug"}})
 	platform := fakeplugin.NewPlatform("ext-secret")
 	defer platform.Close()
-	ext := extensionCopy(t, d, "ext-e2e", platform.URL)
-	startChromium(t, bin, ext)
+	startBrowserWith(t, extensionCopy(t, d, "ext-e2e", platform.URL))
 	waitUntil(t, 30*time.Second, "the extension to connect", func() bool { return clientConnected(t, d, "ext-e2e") })
-	if !strings.Contains(d.Logs(), "browser client paired") {
+	// Log lines reach the test through a pipe, a little after the read model.
+	if !d.WaitLog("browser client paired", 5*time.Second) {
 		t.Fatal("no pairing in the daemon log")
 	}
 	if !strings.Contains(d.Logs(), "chrome-extension://"+config.BundledExtensionID) && !strings.Contains(d.Logs(), "ext-e2e") {

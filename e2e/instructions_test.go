@@ -206,6 +206,26 @@ func TestInstructions(t *testing.T) {
 		if r := d.Do("POST", "/v1/instructions/ingest", map[string]string{"platform": "platform_a", "local_conversation_id": "bad id", "remote_conversation_id": "r", "message_id": "m", "text": ""}); r.Status != 422 {
 			t.Fatalf("bad conversation id: %d %s", r.Status, r.Body)
 		}
+		// The HTTP route applies the bridge's own rules: the same bounds, the
+		// field named in the code.
+		for _, c := range []struct{ field, value, code string }{
+			{"local_conversation_id", "bad id", "invalid_local_conversation_id"},
+			{"remote_conversation_id", strings.Repeat("r", bridgeproto.MaxLabelLen+1), "invalid_remote_conversation_id"},
+			{"remote_conversation_id", "", "missing_field"},
+			{"message_id", strings.Repeat("m", bridgeproto.MaxIDLen+1), "invalid_message_id"},
+			{"message_id", "has space", "invalid_message_id"},
+		} {
+			body := map[string]string{"platform": "platform_a", "local_conversation_id": "c", "remote_conversation_id": "r", "message_id": "m", "text": ""}
+			body[c.field] = c.value
+			if r := d.Do("POST", "/v1/instructions/ingest", body); r.Status != 422 || !strings.Contains(string(r.Body), `"`+c.code+`"`) {
+				t.Fatalf("%s=%.20q: want 422 %s, got %d %s", c.field, c.value, c.code, r.Status, r.Body)
+			}
+			msg := bridgeproto.ConversationMessage{ConversationRef: bridgeproto.ConversationRef{Platform: body["platform"],
+				LocalConversationID: body["local_conversation_id"], RemoteConversationID: body["remote_conversation_id"]}, MessageID: body["message_id"]}
+			if msg.Validate() == nil {
+				t.Fatalf("%s=%.20q: the bridge accepts what the HTTP route refuses", c.field, c.value)
+			}
+		}
 	})
 
 	t.Run("ingest: executes, injects, duplicates never run twice", func(t *testing.T) {

@@ -34,8 +34,11 @@ func TestRenewalDaemonKillMidDelivery(t *testing.T) {
 		js := jobsOf(t, d, "kill-1").Jobs
 		return len(js) == 1 && js[0].Status == "running" && convOf(t, d, "kill-1")["execution_state"] == "renewal_running"
 	})
-	p.Close()
+	// Kill the daemon while the delivery is in flight; the plugin's socket
+	// dies with it. (Closing the plugin first would let the daemon record the
+	// delivery as failed, client_gone, before the kill.)
 	d.Restart()
+	p.Close()
 	if err := d.WaitHealthy(15 * time.Second); err != nil {
 		t.Fatal(err)
 	}

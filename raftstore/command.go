@@ -15,6 +15,14 @@ type Command struct {
 	Payload json.RawMessage `json:"payload"`
 }
 
+// proposal encodes a Command in one pass: the same bytes as a Command whose
+// Payload holds the payload's own encoding, without encoding it twice.
+type proposal struct {
+	Type    string    `json:"type"`
+	At      time.Time `json:"at"`
+	Payload any       `json:"payload"`
+}
+
 // handler applies one command to the state. It must be deterministic and must
 // validate its payload: a returned error leaves the state unchanged.
 type handler func(s *State, c Command) (any, error)
@@ -41,6 +49,7 @@ func handlers() map[string]handler {
 		CmdConvLink:       applyConvLink,
 		CmdConvMessage:    applyConvMessage,
 		CmdConvExecution:  applyConvExecution,
+		CmdConvClientLoop: applyConvClientLoop,
 		CmdConvAutomation: applyConvAutomation,
 		CmdConvRecover:    applyConvRecover,
 

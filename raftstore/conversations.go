@@ -2,18 +2,22 @@ package raftstore
 
 import (
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Conversation commands (the renewal area's records, SPEC.md "Renewal
 // conversation"). One backend record per local_conversation_id holds the
 // link, the automation switch and the execution state.
 const (
-	CmdConvLink       = "conv.link"       // the plugin reported (or re-reported) a link
-	CmdConvMessage    = "conv.message"    // a final AI message arrived; repeats are counted
-	CmdConvExecution  = "conv.execution"  // execution_state changed
-	CmdConvAutomation = "conv.automation" // manual / auto / paused (or resume to the last non-paused)
-	CmdConvRecover    = "conv.recover"    // start-up: leftover execution states return to idle
+	CmdConvLink       = "conv.link"        // the plugin reported (or re-reported) a link
+	CmdConvMessage    = "conv.message"     // a final AI message arrived; repeats are counted
+	CmdConvExecution  = "conv.execution"   // execution_state changed
+	CmdConvAutomation = "conv.automation"  // manual / auto / paused (or resume to the last non-paused)
+	CmdConvRecover    = "conv.recover"     // start-up: leftover execution states return to idle
+	CmdConvClientLoop = "conv.client_loop" // the plugin's instruction loop ran, or stopped and why
 )
 
 // Automation statuses and execution states.
@@ -67,6 +71,39 @@ type Conversation struct {
 	CreatedAt                     time.Time `json:"created_at"`
 	UpdatedAt                     time.Time `json:"updated_at"`
 	Seen                          []string  `json:"seen_message_ids,omitempty"`
+	// ClientLoop is the browser plugin's instruction client loop for this
+	// conversation as it last reported it (nil until it does): a loop the
+	// plugin stopped (round limit, user typing, three failures) is visible
+	// here, not only in the browser.
+	ClientLoop *ClientLoop `json:"client_loop,omitempty"`
+}
+
+// Client loop states and the bounds of a report.
+const (
+	LoopRunning = "running"
+	LoopStopped = "stopped"
+
+	maxLoopReason = 256
+	maxLoopRounds = 1 << 16
+)
+
+// ClientLoop is what the plugin last said of its client loop.
+type ClientLoop struct {
+	State      string    `json:"state"`
+	Reason     string    `json:"reason,omitempty"`
+	Rounds     int       `json:"rounds"`
+	MaxRounds  int       `json:"max_rounds,omitempty"`
+	ClientID   string    `json:"client_id,omitempty"`
+	ReportedAt time.Time `json:"reported_at"`
+}
+
+// ConvClientLoop is the payload of CmdConvClientLoop.
+type ConvClientLoop struct {
+	ConvLink
+	State     string `json:"state"`
+	Reason    string `json:"reason,omitempty"`
+	Rounds    int    `json:"rounds"`
+	MaxRounds int    `json:"max_rounds,omitempty"`
 }
 
 // ConvLink is the payload of CmdConvLink.
@@ -251,4 +288,29 @@ func applyConvRecover(s *State, c Command) (any, error) {
 		}
 	}
 	return n, nil
+}
+
+func applyConvClientLoop(s *State, c Command) (any, error) {
+	var p ConvClientLoop
+	if err := decodePayload(c, &p); err != nil {
+		return nil, err
+	}
+	switch {
+	case p.State != LoopRunning && p.State != LoopStopped:
+		return nil, fmt.Errorf("client loop state %q: want running or stopped", p.State)
+	case len(p.Reason) > maxLoopReason || !utf8.ValidString(p.Reason) || strings.ContainsFunc(p.Reason, unicode.IsControl):
+		return nil, fmt.Errorf("client loop reason must be UTF-8 without control characters, at most %d bytes", maxLoopReason)
+	case p.Rounds < 0 || p.Rounds > maxLoopRounds || p.MaxRounds < 0 || p.MaxRounds > maxLoopRounds:
+		return nil, fmt.Errorf("client loop rounds must be 0 to %d", maxLoopRounds)
+	}
+	if s.Conversations.ByID[p.LocalID] == nil {
+		// Only a linked conversation has a loop; the link comes first.
+		return nil, fmt.Errorf("no conversation %q", p.LocalID)
+	}
+	cv, err := s.conv(p.ConvLink, c.At)
+	if err != nil {
+		return nil, err
+	}
+	cv.ClientLoop = &ClientLoop{State: p.State, Reason: p.Reason, Rounds: p.Rounds, MaxRounds: p.MaxRounds, ClientID: p.ClientID, ReportedAt: c.At}
+	return *cv, nil
 }

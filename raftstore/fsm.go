@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/raft"
 )
@@ -15,6 +16,11 @@ type fsm struct {
 	mu       sync.RWMutex
 	state    *State
 	handlers map[string]handler
+	// version counts changes to state (applies and restores). It moves under
+	// mu, before the write is acknowledged, so a reader that loads it after
+	// an acknowledged write sees a new value: a cache keyed by it never
+	// answers a state older than the caller's own write.
+	version atomic.Uint64
 }
 
 func newFSM() *fsm {
@@ -35,6 +41,7 @@ func (f *fsm) Apply(l *raft.Log) any {
 	defer f.mu.Unlock()
 	// Handlers validate before they mutate, so an error leaves state as it was.
 	v, err := h(f.state, c)
+	f.version.Add(1)
 	return applyResult{value: v, err: err}
 }
 
@@ -60,6 +67,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	s.normalize()
 	f.mu.Lock()
 	f.state = s
+	f.version.Add(1)
 	f.mu.Unlock()
 	return nil
 }

@@ -149,6 +149,11 @@ func applyJobStart(s *State, c Command) (any, error) {
 	if cv == nil || cv.AutomationStatus != AutoAuto {
 		return nil, fmt.Errorf("job %s: its conversation is not auto", j.ID)
 	}
+	if cv.ExecutionState == ExecInstructionRunning {
+		// Never type a renewal into a conversation while its instruction
+		// batch runs: the job stays pending for a later tick.
+		return nil, fmt.Errorf("job %s: conversation %s is running an instruction batch; the job waits", j.ID, j.LocalID)
+	}
 	at := c.At
 	j.Status, j.StartedAt, j.UpdatedAt = JobRunning, &at, at
 	j.Attempts++
@@ -177,7 +182,11 @@ func applyJobFinish(s *State, c Command) (any, error) {
 		j.Status, j.LastError = JobFailed, clipText(p.Error, 1024)
 	}
 	if cv != nil {
-		cv.ExecutionState, cv.UpdatedAt = ExecIdle, at
+		if cv.ExecutionState == ExecRenewalRunning {
+			// Only the renewal's own state ends here, never a batch's.
+			cv.ExecutionState = ExecIdle
+		}
+		cv.UpdatedAt = at
 		if p.OK {
 			cv.ConsecutiveFailureCount = 0
 			cv.RepeatedRenewalCount++

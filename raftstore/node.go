@@ -81,7 +81,7 @@ func Open(cfg Config) (*Node, error) {
 	}
 	logger := cfg.Logger.Named("raft")
 
-	store, err := raftboltdb.NewBoltStore(filepath.Join(cfg.DataDir, "raft.db"))
+	store, err := openLogStore(filepath.Join(cfg.DataDir, "raft.db"))
 	if err != nil {
 		return nil, fmt.Errorf("open raft log store: %w", err)
 	}
@@ -163,13 +163,9 @@ func (n *Node) HadState() bool { return n.hadState }
 // Apply proposes a command and waits until raft has committed and applied it.
 // It returns the handler's result value.
 func (n *Node) Apply(ctx context.Context, typ string, payload any) (any, error) {
-	raw, err := json.Marshal(payload)
+	b, err := json.Marshal(proposal{Type: typ, At: time.Now().UTC(), Payload: payload})
 	if err != nil {
-		return nil, fmt.Errorf("encode %s payload: %w", typ, err)
-	}
-	b, err := json.Marshal(Command{Type: typ, At: time.Now().UTC(), Payload: raw})
-	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("encode %s command: %w", typ, err)
 	}
 	timeout := n.cfg.ApplyTimeout
 	if dl, ok := ctx.Deadline(); ok {
@@ -196,6 +192,19 @@ func (n *Node) Read(fn func(s *State)) {
 	defer n.fsm.mu.RUnlock()
 	fn(n.fsm.state)
 }
+
+// ReadVersioned is Read that also returns the version of the state fn saw.
+// Two reads that return the same version saw the same state.
+func (n *Node) ReadVersioned(fn func(s *State)) (version uint64) {
+	n.fsm.mu.RLock()
+	defer n.fsm.mu.RUnlock()
+	fn(n.fsm.state)
+	return n.fsm.version.Load()
+}
+
+// StateVersion is the version of the state now (see ReadVersioned), without
+// taking the lock: when it equals a version read before, nothing changed.
+func (n *Node) StateVersion() uint64 { return n.fsm.version.Load() }
 
 // WaitLeader blocks until the cluster has a leader or ctx ends.
 func (n *Node) WaitLeader(ctx context.Context) error {

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-func openTestNode(t *testing.T, dir string) *Node {
+func openTestNode(t testing.TB, dir string) *Node {
 	t.Helper()
 	n, err := Open(Config{DataDir: dir, Bootstrap: true})
 	if err != nil {
@@ -128,4 +128,32 @@ func TestRestartFromRaftSnapshot(t *testing.T) {
 			t.Fatalf("after restore+replay: %+v", s.System)
 		}
 	})
+}
+
+func TestStateVersionMovesWithEveryChange(t *testing.T) {
+	n := openTestNode(t, t.TempDir())
+	defer n.Shutdown()
+	ctx := context.Background()
+	if err := n.Barrier(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var mode string
+	before := n.ReadVersioned(func(s *State) { mode = s.System.Mode })
+	if again := n.ReadVersioned(func(*State) {}); again != before || n.StateVersion() != before {
+		t.Fatalf("a read moved the version: %d then %d", before, again)
+	}
+	if _, err := n.Apply(ctx, CmdSetSystemMode, SetSystemMode{Mode: ModePaused, RequestedBy: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	// Acknowledged: the next read sees a new version and the new state.
+	after := n.ReadVersioned(func(s *State) { mode = s.System.Mode })
+	if after == before || n.StateVersion() != after || mode != ModePaused {
+		t.Fatalf("after a write: version %d (before %d), mode %q", after, before, mode)
+	}
+	if err := n.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	if n.StateVersion() != after {
+		t.Fatalf("a snapshot moved the version")
+	}
 }

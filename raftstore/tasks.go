@@ -177,6 +177,11 @@ func applyTaskFinish(s *State, c Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if run.FinishedAt != nil {
+		// A run finishes once: a late or repeated finish must not rewrite
+		// the recorded outcome (nor move the task in the compaction order).
+		return nil, fmt.Errorf("run %s of task %s already finished %s", run.RunID, t.ID, run.Status)
+	}
 	at := c.At
 	run.Status, run.FinishedAt = p.Status, &at
 	t.Status, t.Summary, t.FinishedAt, t.UpdatedAt = p.Status, clipText(p.Summary, 4096), &at, at

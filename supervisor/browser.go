@@ -254,6 +254,12 @@ func (h bridgeHost) Apply(ctx context.Context, typ string, payload any) (any, er
 
 func (h bridgeHost) Read(fn func(*raftstore.State)) { h.s.node.Read(fn) }
 
+func (h bridgeHost) ReadVersioned(fn func(*raftstore.State)) uint64 {
+	return h.s.node.ReadVersioned(fn)
+}
+
+func (h bridgeHost) StateVersion() uint64 { return h.s.node.StateVersion() }
+
 func (h bridgeHost) SystemState() systemstate.State { return h.s.SystemState() }
 
 func (h bridgeHost) SetMode(ctx context.Context, mode, by, reason string) (systemstate.State, error) {

@@ -271,13 +271,26 @@ func (s *Server) bufferedRelay(w http.ResponseWriter, r *http.Request, p *bridge
 		}
 		out.Cancelled, out.Status = false, res.Status
 		out.RetryAfterMs = retryAfterMs(res.Headers)
-		writeBuffered(w, map[string]any{
-			"requestId": res.RequestID, "platform": res.Platform, "clientId": res.ClientID,
-			"status": res.Status, "headers": res.Headers, "body": res.Body,
-			"duration_ms": time.Since(deadline.Add(-timeout)).Milliseconds(),
+		writeBuffered(w, bufferedAnswer{
+			RequestID: res.RequestID, Platform: res.Platform, ClientID: res.ClientID,
+			Status: res.Status, Headers: res.Headers, Body: res.Body,
+			DurationMs: time.Since(deadline.Add(-timeout)).Milliseconds(),
 		})
 		return nil
 	}
+}
+
+// bufferedAnswer is the data of a buffered relay's answer. Its fields are in
+// the order json.Marshal writes a map's keys (sorted), so the bytes are the
+// ones the generic map gave, without building and sorting a map per request.
+type bufferedAnswer struct {
+	Body       string            `json:"body"`
+	ClientID   string            `json:"clientId"`
+	DurationMs int64             `json:"duration_ms"`
+	Headers    map[string]string `json:"headers"`
+	Platform   string            `json:"platform"`
+	RequestID  string            `json:"requestId"`
+	Status     int               `json:"status"`
 }
 
 // writeBuffered writes the success envelope around data with its
@@ -285,6 +298,7 @@ func (s *Server) bufferedRelay(w http.ResponseWriter, r *http.Request, p *bridge
 // for the end of a chunked body.
 func writeBuffered(w http.ResponseWriter, data any) {
 	var buf bytes.Buffer
+	buf.Grow(512)
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(api.Envelope{OK: true, Data: data}); err != nil {
@@ -295,6 +309,10 @@ func writeBuffered(w http.ResponseWriter, data any) {
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(buf.Bytes())
+	// On the wire now, not when the server finishes the request: the
+	// bookkeeping after this (forgetting the pending request, queueing the
+	// outcome, metrics) is not the caller's to wait for.
+	_ = http.NewResponseController(w).Flush()
 }
 
 func orGone(err error) error {
@@ -349,7 +367,7 @@ func (s *Server) streamRelay(w http.ResponseWriter, r *http.Request, p *bridge.P
 	h.Set("X-Relay-Request-Id", res.RequestID)
 	w.WriteHeader(http.StatusOK)
 	sse := sseWriter{w: w, rc: http.NewResponseController(w)}
-	_ = sse.rc.Flush()
+	first := firstFrame(r.Context(), p, sse)
 	base := map[string]any{"requestId": res.RequestID, "platform": res.Platform, "clientId": res.ClientID}
 	with := func(kv ...any) map[string]any {
 		m := map[string]any{}
@@ -361,6 +379,19 @@ func (s *Server) streamRelay(w http.ResponseWriter, r *http.Request, p *bridge.P
 		}
 		return m
 	}
+	// Frames that already arrived go out in one flush: each write flushes
+	// only when no further frame is waiting, and the loop flushes before it
+	// waits for more (unflushed). stream_end is not flushed at all: the
+	// server writes it with the end of the chunked body in one go.
+	unflushed, more := false, false // more: the caller knows more follows at once
+	put := func(name string, data any) error {
+		if more || len(p.C) > 0 {
+			unflushed = true
+			return sse.write(name, data)
+		}
+		unflushed = false
+		return sse.event(name, data)
+	}
 	opened := false
 	open := func(status int, headers map[string]string) error {
 		if opened {
@@ -369,23 +400,15 @@ func (s *Server) streamRelay(w http.ResponseWriter, r *http.Request, p *bridge.P
 		opened = true
 		res.Status, res.Headers = status, bridgeproto.SafeHeaders(headers)
 		out.Cancelled, out.Status, out.RetryAfterMs = false, status, retryAfterMs(headers)
-		return sse.event(bridgeproto.TypeStreamOpen, with("status", status, "headers", res.Headers))
+		return put(bridgeproto.TypeStreamOpen, with("status", status, "headers", res.Headers))
 	}
 	var seq int64
-	unflushed := false
 	emit := func(event, data string) error {
 		seq++
 		res.Events = seq
-		ev := sseStreamEvent{ClientID: res.ClientID, Data: data, Event: event, Platform: res.Platform, RequestID: res.RequestID, Seq: seq}
-		// A burst of frames that already arrived goes out in one flush; the
-		// loop flushes before it waits for more (unflushed).
-		if len(p.C) > 0 {
-			unflushed = true
-			return sse.write(bridgeproto.TypeStreamEvent, ev)
-		}
-		unflushed = false
-		return sse.event(bridgeproto.TypeStreamEvent, ev)
+		return put(bridgeproto.TypeStreamEvent, sseStreamEvent{ClientID: res.ClientID, Data: data, Event: event, Platform: res.Platform, RequestID: res.RequestID, Seq: seq})
 	}
+	end := func() { _ = sse.write(bridgeproto.TypeStreamEnd, with("events", seq)) }
 	fail := func(code, msg string) error {
 		res.Error = code
 		_ = sse.event(bridgeproto.TypeStreamError, with("code", code, "message", msg, "events", seq))
@@ -399,7 +422,12 @@ func (s *Server) streamRelay(w http.ResponseWriter, r *http.Request, p *bridge.P
 				return nil
 			}
 		}
-		m, err := s.waitFrame(r.Context(), p, timeout)
+		m, err := first, error(nil)
+		if first != nil {
+			first = nil
+		} else {
+			m, err = s.waitFrame(r.Context(), p, timeout)
+		}
 		if err != nil {
 			if errors.Is(err, errCallerGone) {
 				res.Error = "caller_gone"
@@ -421,21 +449,23 @@ func (s *Server) streamRelay(w http.ResponseWriter, r *http.Request, p *bridge.P
 			}
 		case *bridgeproto.StreamEnd:
 			if werr = open(http.StatusOK, nil); werr == nil {
-				_ = sse.event(bridgeproto.TypeStreamEnd, with("events", seq))
+				end()
 			}
 			return nil
 		case *bridgeproto.StreamError:
 			out.Cancelled, out.Status = false, 0
 			return fail(orDefault(v.Code, "relay_failed"), clip(v.Message))
 		case *bridgeproto.APIResponse:
-			// A page that answered in one piece: open, one event, end.
+			// A page that answered in one piece: open, one event, end,
+			// written together.
 			if v.Error != "" {
 				out.Cancelled, out.Status = false, 0
 				return fail("relay_failed", clip(v.Error))
 			}
+			more = true
 			if werr = open(v.Status, v.Headers); werr == nil {
 				if werr = emit("", v.Body); werr == nil {
-					_ = sse.event(bridgeproto.TypeStreamEnd, with("events", seq))
+					end()
 				}
 			}
 			return nil
@@ -446,6 +476,30 @@ func (s *Server) streamRelay(w http.ResponseWriter, r *http.Request, p *bridge.P
 			return nil
 		}
 	}
+}
+
+// headerDelay is how long an SSE answer's status line and headers wait to
+// go out together with the first event (performance, issue 15: one write
+// and one wake-up of the caller fewer, while the plugin is at work). A
+// plugin slower than this gets them on their own, so a caller still learns
+// at once that the stream is accepted.
+const headerDelay = 20 * time.Millisecond
+
+// firstFrame waits up to headerDelay for p's first frame; without one the
+// headers are flushed and nil is returned (the caller's loop then waits as
+// usual, and also sees the caller leaving or p ending).
+func firstFrame(ctx context.Context, p *bridge.Pending, sse sseWriter) bridgeproto.Message {
+	t := time.NewTimer(headerDelay)
+	defer t.Stop()
+	select {
+	case m := <-p.C:
+		return m
+	case <-t.C:
+		_ = sse.rc.Flush()
+	case <-ctx.Done():
+	case <-p.Done():
+	}
+	return nil
 }
 
 func orDefault(v, d string) string {

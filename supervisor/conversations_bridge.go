@@ -15,7 +15,8 @@ import (
 const ingestTimeout = 10 * time.Minute
 
 // onConversation wires the bridge's conversation messages: a link updates
-// the conversation record (this client holds it now); a final AI reply is
+// the conversation record (this client holds it now); a client loop report
+// is kept in the record (client_loop); a final AI reply is
 // ingested — its instr blocks run, and the report is injected back — on a
 // goroutine of its own, so the plugin's reader never waits for it.
 func (s *Server) onConversation(clientID string, m bridgeproto.Message) {
@@ -26,6 +27,20 @@ func (s *Server) onConversation(clientID string, m bridgeproto.Message) {
 		if _, err := s.convs.Link(ctx, raftstore.ConvLink{LocalID: v.LocalConversationID, Platform: v.Platform, ClientID: clientID,
 			RemoteID: v.RemoteConversationID, URL: v.URL, Title: v.Title}); err != nil {
 			s.log.Warn("could not record a conversation link", "client_id", clientID, "local_conversation_id", v.LocalConversationID, "error", err)
+		}
+	case *bridgeproto.ConversationLoop:
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err := s.convs.SetClientLoop(ctx, raftstore.ConvClientLoop{
+			ConvLink: raftstore.ConvLink{LocalID: v.LocalConversationID, Platform: v.Platform, ClientID: clientID, RemoteID: v.RemoteConversationID},
+			State:    v.State, Reason: v.Reason, Rounds: v.Rounds, MaxRounds: v.MaxRounds,
+		})
+		if err != nil {
+			s.log.Warn("could not record a client loop", "client_id", clientID, "local_conversation_id", v.LocalConversationID, "error", err)
+			return
+		}
+		if v.State == bridgeproto.LoopStopped {
+			s.log.Info("client loop stopped by the plugin", "client_id", clientID, "local_conversation_id", v.LocalConversationID, "reason", v.Reason, "rounds", v.Rounds)
 		}
 	case *bridgeproto.ConversationMessage:
 		msg := instructions.Message{
@@ -46,6 +61,13 @@ func (s *Server) onConversation(clientID string, m bridgeproto.Message) {
 			res, err := s.IngestFromBridge(ctx, msg, s.pairedWithSharedToken())
 			if err != nil {
 				s.log.Warn("live ingest failed", "client_id", clientID, "local_conversation_id", v.LocalConversationID, "error", err)
+				return
+			}
+			if res.InjectError != "" {
+				// The report was not typed back (the user typed, the plugin's
+				// loop stopped, the page refused): say so where operators look.
+				s.log.Warn("live ingest: report not injected", "client_id", clientID, "local_conversation_id", v.LocalConversationID,
+					"status", res.Status, "task_id", res.TaskID, "inject_error", res.InjectError)
 				return
 			}
 			s.log.Info("live ingest", "client_id", clientID, "local_conversation_id", v.LocalConversationID, "status", res.Status, "task_id", res.TaskID)

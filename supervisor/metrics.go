@@ -3,6 +3,7 @@ package supervisor
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -65,15 +66,35 @@ func newMetrics(s *Server) *metrics {
 }
 
 // instrument counts and times requests under a fixed route label (the
-// template, never the raw path, so label cardinality stays bounded).
+// template, never the raw path, so label cardinality stays bounded). The
+// route's children are resolved here, once, not looked up by label on each
+// request.
 func (m *metrics) instrument(route string, next http.Handler) http.Handler {
+	rm := &routeMetrics{requests: m.requests, route: route, latency: m.latency.WithLabelValues(route)}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		next.ServeHTTP(rec, r)
-		m.requests.WithLabelValues(route, strconv.Itoa(rec.status)).Inc()
-		m.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
+		rw := responseWriterOf(w)
+		next.ServeHTTP(rw, r)
+		rm.observe(rw.status, time.Since(rw.start))
 	})
+}
+
+// routeMetrics are one route's series: its latency histogram and its request
+// counters by status code, each made on the code's first use (as
+// WithLabelValues would) and kept.
+type routeMetrics struct {
+	requests *prometheus.CounterVec
+	route    string
+	latency  prometheus.Observer
+	byCode   sync.Map // int status -> prometheus.Counter
+}
+
+func (rm *routeMetrics) observe(status int, took time.Duration) {
+	c, ok := rm.byCode.Load(status)
+	if !ok {
+		c, _ = rm.byCode.LoadOrStore(status, rm.requests.WithLabelValues(rm.route, strconv.Itoa(status)))
+	}
+	c.(prometheus.Counter).Inc()
+	rm.latency.Observe(took.Seconds())
 }
 
 func (m *metrics) handler() http.Handler {

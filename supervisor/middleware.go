@@ -2,10 +2,11 @@ package supervisor
 
 import (
 	"bufio"
-	"crypto/rand"
 	"crypto/subtle"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"runtime/debug"
@@ -19,89 +20,114 @@ import (
 // generated, and written into every log line about the request.
 const RequestIDHeader = "X-Request-Id"
 
-// statusRecorder remembers the status a handler wrote, for logs and metrics.
-type statusRecorder struct {
+// responseWriter is the one wrapper every answer goes through. The front
+// door makes it; the access log, the metrics and the recovery all read the
+// status it recorded, and a route sets index to have StateIndexHeader
+// stamped (stateindex.go). One wrapper per request instead of one per
+// middleware: the chain is on every request's path.
+type responseWriter struct {
 	http.ResponseWriter
 	status int
 	wrote  bool
+	start  time.Time
+	index  func() uint64 // nil: no state index on this answer
 }
 
-func (s *statusRecorder) WriteHeader(code int) {
-	if !s.wrote {
-		s.status, s.wrote = code, true
+// responseWriterOf returns the front door's writer under w, or wraps w in a
+// new one when a handler runs without the front door (tests, the router
+// alone).
+func responseWriterOf(w http.ResponseWriter) *responseWriter {
+	if rw, ok := w.(*responseWriter); ok {
+		return rw
 	}
-	s.ResponseWriter.WriteHeader(code)
+	return &responseWriter{ResponseWriter: w, status: http.StatusOK, start: time.Now()}
 }
 
-func (s *statusRecorder) Write(b []byte) (int, error) {
-	if !s.wrote {
-		s.status, s.wrote = http.StatusOK, true
+func (w *responseWriter) record(code int) {
+	if !w.wrote {
+		w.status, w.wrote = code, true
 	}
-	return s.ResponseWriter.Write(b)
 }
 
-// Unwrap lets http.ResponseController reach Flush and Hijack (SSE, WebSocket).
-func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+func (w *responseWriter) WriteHeader(code int) {
+	w.stampIndex()
+	w.record(code)
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *responseWriter) Write(b []byte) (int, error) {
+	w.stampIndex()
+	w.record(http.StatusOK)
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach deadlines and the rest.
+func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush keeps streaming answers streaming, with the index stamped first.
+func (w *responseWriter) Flush() {
+	w.stampIndex()
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
 
 // Hijack hands the connection over (WebSocket upgrades) and records 101, so
 // logs and metrics show the upgrade rather than a 200 nobody sent.
-func (s *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	conn, rw, err := http.NewResponseController(s.ResponseWriter).Hijack()
-	if err == nil && !s.wrote {
-		s.status, s.wrote = http.StatusSwitchingProtocols, true
+func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil {
+		w.record(http.StatusSwitchingProtocols)
 	}
 	return conn, rw, err
 }
 
+// newRequestID returns 16 hex digits from the runtime's ChaCha8 generator
+// (seeded from the OS, no system call per id). Ids only need to be unique
+// enough to find a request in the logs; 64 random bits are, as the
+// crypto/rand ids they replace were.
 func newRequestID() string {
 	var b [8]byte
-	_, _ = rand.Read(b[:])
+	binary.BigEndian.PutUint64(b[:], rand.Uint64())
 	return hex.EncodeToString(b[:])
 }
 
-// withRequestID echoes or assigns X-Request-Id.
-func withRequestID(next http.Handler) http.Handler {
+// frontDoor is the outermost layer of every request, in this order: echo or
+// assign X-Request-Id, turn a handler panic into a 500 JSON error and a log
+// line (one bad request never takes the listener down), and log the request
+// at debug level (never headers or bodies: they may carry tokens).
+func (s *Server) frontDoor(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get(RequestIDHeader)
 		if id == "" || len(id) > 128 {
 			id = newRequestID()
-			r.Header.Set(RequestIDHeader, id)
+			r.Header[RequestIDHeader] = []string{id}
 		}
-		w.Header().Set(RequestIDHeader, id)
-		next.ServeHTTP(w, r)
+		w.Header()[RequestIDHeader] = []string{id}
+		rw := &responseWriter{ResponseWriter: w, status: http.StatusOK, start: time.Now()}
+		defer s.recoverPanic(rw, r)
+		next.ServeHTTP(rw, r)
+		if s.log.IsDebug() {
+			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rw.status,
+				"duration_ms", time.Since(rw.start).Milliseconds(), "request_id", id)
+		}
 	})
 }
 
-// withRecovery turns a handler panic into a 500 JSON error and a log line,
-// so one bad request never takes the listener down.
-func (s *Server) withRecovery(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := &statusRecorder{ResponseWriter: w}
-		defer func() {
-			if p := recover(); p != nil {
-				if p == http.ErrAbortHandler {
-					panic(p)
-				}
-				s.log.Error("handler panic", "path", r.URL.Path, "request_id", r.Header.Get(RequestIDHeader), "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-				if !rec.wrote {
-					api.WriteError(rec, api.NewError(http.StatusInternalServerError, "internal_error", "the request failed inside the daemon; see the log for request id %s", r.Header.Get(RequestIDHeader)))
-				}
-			}
-		}()
-		next.ServeHTTP(rec, r)
-	})
-}
-
-// withAccessLog logs each request at debug level (never headers or bodies:
-// they may carry tokens).
-func (s *Server) withAccessLog(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		next.ServeHTTP(rec, r)
-		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
-			"duration_ms", time.Since(start).Milliseconds(), "request_id", r.Header.Get(RequestIDHeader))
-	})
+// recoverPanic answers a handler panic with a 500 JSON error when nothing
+// was written yet. http.ErrAbortHandler keeps its meaning (abort quietly).
+func (s *Server) recoverPanic(rw *responseWriter, r *http.Request) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	if p == http.ErrAbortHandler {
+		panic(p)
+	}
+	id := r.Header.Get(RequestIDHeader)
+	s.log.Error("handler panic", "path", r.URL.Path, "request_id", id, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+	if !rw.wrote {
+		rw.index = nil // the failed handler's state is not what this answer shows
+		api.WriteError(rw, api.NewError(http.StatusInternalServerError, "internal_error", "the request failed inside the daemon; see the log for request id %s", id))
+	}
 }
 
 // requireToken checks Authorization: Bearer <token> in constant time before

@@ -14,7 +14,7 @@ import (
 
 func TestPanicBecomesJSON500(t *testing.T) {
 	s := &Server{log: hclog.NewNullLogger()}
-	h := withRequestID(s.withRecovery(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") })))
+	h := s.frontDoor(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	resp, err := http.Get(srv.URL)

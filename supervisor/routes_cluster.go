@@ -40,8 +40,14 @@ func (s *Server) startCluster() {
 		Version: version.Get().Version, Token: s.token, Log: s.log.Named("cluster"),
 	})
 	go s.cluster.Watch(ctx, func(leader bool) {
+		if !leader {
+			s.leaderSettled.Store(false)
+		}
 		for _, fn := range s.leaderHooks {
 			fn(leader)
+		}
+		if leader {
+			s.leaderSettled.Store(true)
 		}
 	})
 	if len(s.cfg.Join) > 0 && !s.node.IsMember() {

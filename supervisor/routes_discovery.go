@@ -16,7 +16,7 @@ func (s *Server) discoveryRoutes() []Route {
 		return Route{Method: method, Path: path, Name: name, Area: "discovery", Scope: ScopeDiscovery, Kind: kind, Summary: summary, Handle: h}
 	}
 	readyz := d(http.MethodGet, "/readyz", "readyz", KindDiagnostic,
-		"Readiness: 200 on the active (leader) node, 503 with role and leader hint on a standby (200 there with ?standbyok=true).", s.handleReadyz)
+		"Readiness: 200 on the active (leader) node once it has recovered the work an earlier run left (503 settling until then), 503 with role and leader hint on a standby (200 there with ?standbyok=true).", s.handleReadyz)
 	readyz.Query = []Field{{Name: "standbyok", Type: "boolean", Note: "answer 200 on a standby too"}}
 	healthz := d(http.MethodGet, "/healthz", "healthz", KindDiagnostic, "Minimal liveness probe; body is the text ok.", s.handleHealthz)
 	healthz.Raw = true
@@ -47,8 +47,20 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
 	v := s.roleView()
 	role := v.RoleInfo
-	body := map[string]any{"ready": role.Role == raftstore.RoleLeader, "role": role.Role, "leader_id": role.LeaderID, "leader_addr": role.LeaderAddr, "leader_api": v.LeaderAPI, "term": role.Term}
-	if role.Role == raftstore.RoleLeader || r.URL.Query().Get("standbyok") == "true" {
+	leader := role.Role == raftstore.RoleLeader
+	settling := leader && !s.leaderSettled.Load()
+	body := map[string]any{"ready": leader && !settling, "role": role.Role, "leader_id": role.LeaderID, "leader_addr": role.LeaderAddr, "leader_api": v.LeaderAPI, "term": role.Term}
+	if settling {
+		// Just elected: leftover work of an earlier run is still being
+		// recovered; reads could show it as running.
+		api.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{
+			"ok":    false,
+			"error": api.ErrorField{Code: "settling", Message: "this node has just become the leader and is still recovering the work an earlier run left; retry shortly"},
+			"data":  body,
+		})
+		return nil
+	}
+	if leader || r.URL.Query().Get("standbyok") == "true" {
 		body["ready"] = true
 		api.WriteOK(w, body)
 		return nil

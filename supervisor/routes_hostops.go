@@ -141,8 +141,10 @@ func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) error {
 	if res.ErrorCode == hostops.CodePathNotAllowed {
 		return api.NewError(http.StatusForbidden, "path_not_allowed", "%s", res.Error)
 	}
-	s.log.Info("exec", "request_id", r.Header.Get(RequestIDHeader), "pid", res.Pid, "ok", res.OK, "exit_code", res.ExitCode,
-		"signal", res.Signal, "timed_out", res.TimedOut, "duration_ms", res.FinishedAt.Sub(res.StartedAt).Milliseconds(), "error_code", res.ErrorCode)
+	if s.log.IsInfo() { // skip building the arguments when nobody reads them
+		s.log.Info("exec", "request_id", r.Header.Get(RequestIDHeader), "pid", res.Pid, "ok", res.OK, "exit_code", res.ExitCode,
+			"signal", res.Signal, "timed_out", res.TimedOut, "duration_ms", res.FinishedAt.Sub(res.StartedAt).Milliseconds(), "error_code", res.ErrorCode)
+	}
 	api.WriteOK(w, hostopsOutcome{OK: res.OK, Result: toExecResult(res), Error: res.Error, Code: res.ErrorCode})
 	return nil
 }

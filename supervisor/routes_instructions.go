@@ -49,8 +49,8 @@ func (s *Server) instructionRoutes() []Route {
 			Body: []Field{
 				{Name: "platform", Type: "string", Required: true, Note: "platform_a, platform_b or platform_c"},
 				{Name: "local_conversation_id", Type: "string", Required: true, Note: "1-128 bytes of [A-Za-z0-9._:-]"},
-				{Name: "remote_conversation_id", Type: "string", Required: true},
-				{Name: "message_id", Type: "string", Required: true, Note: "stable per reply; a repeat is counted, never executed twice"},
+				{Name: "remote_conversation_id", Type: "string", Required: true, Note: "at most 256 bytes, no control characters (the bridge's rule)"},
+				{Name: "message_id", Type: "string", Required: true, Note: "at most 128 bytes, no spaces or control characters (the bridge's rule); stable per reply; a repeat is counted, never executed twice"},
 				{Name: "text", Type: "string", Required: true, Note: "the final AI reply"},
 				{Name: "role", Type: "string", Default: "assistant", Note: "assistant or user (a user message resets the round count and never runs)"},
 			},
@@ -94,22 +94,24 @@ func (s *Server) handleInstructionsIngest(w http.ResponseWriter, r *http.Request
 	if err := api.DecodeJSON(r, &req, int64(2*side.textCap+64<<10)); err != nil {
 		return err
 	}
-	switch {
-	case req.Platform != "platform_a" && req.Platform != "platform_b" && req.Platform != "platform_c":
-		return api.Unprocessable("invalid_platform", "platform must be platform_a, platform_b or platform_c, got %q", req.Platform)
-	case !bridgeproto.ValidLocalConversationID(req.LocalConversationID):
-		return errInvalidConvID()
-	case req.RemoteConversationID == "" || len(req.RemoteConversationID) > 512 || !utf8.ValidString(req.RemoteConversationID):
-		return api.Unprocessable("invalid_remote_conversation_id", "remote_conversation_id must be 1-512 bytes of UTF-8")
-	case req.MessageID == "" || len(req.MessageID) > 256 || !utf8.ValidString(req.MessageID):
-		return api.Unprocessable("invalid_message_id", "message_id must be 1-256 bytes of UTF-8")
-	case req.Text == nil:
+	if req.Text == nil {
 		return api.Unprocessable("missing_field", "field \"text\" is required")
-	case req.Role != "" && req.Role != "assistant" && req.Role != "user":
-		return api.Unprocessable("invalid_role", "role must be assistant or user, got %q", req.Role)
 	}
 	if err := checkText(*req.Text, side.textCap); err != nil {
 		return err
+	}
+	// The same rules as the bridge's conversation_message (ids, platform,
+	// role), so a reply is accepted or refused alike whichever way it comes.
+	msg := bridgeproto.ConversationMessage{
+		ConversationRef: bridgeproto.ConversationRef{Platform: req.Platform, LocalConversationID: req.LocalConversationID, RemoteConversationID: req.RemoteConversationID},
+		MessageID:       req.MessageID, Role: req.Role,
+	}
+	if pe := msg.Validate(); pe != nil {
+		code := pe.Code // the HTTP routes name the field in the code
+		if code == "invalid_field" && pe.Field != "" {
+			code = "invalid_" + pe.Field
+		}
+		return api.Unprocessable(code, "%s", pe.Message)
 	}
 	res, err := side.svc.Ingest(r.Context(), instructions.Message{
 		ConvRef:   instructions.ConvRef{Platform: req.Platform, LocalConversationID: req.LocalConversationID, RemoteConversationID: req.RemoteConversationID},

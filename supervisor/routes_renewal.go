@@ -91,7 +91,7 @@ func (s *Server) renewalRoutes() []Route {
 			Summary: "Renewal conversations, most recently updated first (fields as in the single read).",
 			Handle:  s.handleConvList},
 		{Method: http.MethodGet, Path: path, Name: "renewal.conversation", Area: "renewal", Scope: ScopeBusiness, Kind: KindRead,
-			Summary: "One conversation: automation_status (manual, auto, paused), pause_reason, last_error, execution_state (idle, instruction_running, renewal_running), consecutive_failure_count, repeated_message_count, repeated_renewal_count, last_non_paused_automation_status, platform, client_id, remote_conversation_id and timestamps. 404 unknown_conversation.",
+			Summary: "One conversation: automation_status (manual, auto, paused), pause_reason, last_error, execution_state (idle, instruction_running, renewal_running), consecutive_failure_count, repeated_message_count, repeated_renewal_count, last_non_paused_automation_status, platform, client_id, remote_conversation_id, client_loop (the plugin's instruction loop as it last reported it: state running or stopped, reason, rounds, max_rounds) and timestamps. 404 unknown_conversation.",
 			Handle:  s.handleConvGet},
 		{Method: http.MethodPost, Path: path + "/manual", Name: "renewal.manual", Area: "renewal", Scope: ScopeBusiness, Kind: KindWrite,
 			Summary: "Set manual: no automatic generation or advancement. Answers the record; the plugins get a state_snapshot.", Handle: set(raftstore.AutoManual)},

@@ -1,9 +1,11 @@
 package supervisor
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
+	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/supervisor/status"
 )
 
@@ -59,7 +61,8 @@ func (s *Server) convStatus() []status.Conversation {
 		if i == 20 {
 			break
 		}
-		out = append(out, status.Conversation{ID: c.LocalID, AutomationStatus: c.AutomationStatus, ExecutionState: c.ExecutionState, PauseReason: c.PauseReason})
+		out = append(out, status.Conversation{ID: c.LocalID, AutomationStatus: c.AutomationStatus, ExecutionState: c.ExecutionState, PauseReason: c.PauseReason,
+			ClientLoop: describeClientLoop(c.ClientLoop)})
 	}
 	return out
 }
@@ -72,6 +75,21 @@ func (s *Server) taskStatus() []status.Task {
 	var out []status.Task
 	for _, t := range s.tasks.List("", 10) {
 		out = append(out, status.Task{ID: t.ID, Kind: t.Kind, Status: t.Status})
+	}
+	return out
+}
+
+// describeClientLoop is the status line of a plugin's instruction loop.
+func describeClientLoop(l *raftstore.ClientLoop) string {
+	if l == nil {
+		return ""
+	}
+	out := l.State
+	if l.Reason != "" {
+		out += ": " + l.Reason
+	}
+	if l.MaxRounds > 0 {
+		out += fmt.Sprintf(" (%d/%d)", l.Rounds, l.MaxRounds)
 	}
 	return out
 }

@@ -26,7 +26,7 @@ func (s *Server) systemRoutes() []Route {
 	return []Route{
 		{Method: http.MethodGet, Path: "/v1/system/state", Name: "system.state", Area: "system", Scope: ScopeControl, Kind: KindRead,
 			Summary: "System state: automation mode (running, paused, draining), who set it, why and when, the leader, the queue summary and the active runs.",
-			Handle:  func(w http.ResponseWriter, r *http.Request) error { api.WriteOK(w, s.SystemState()); return nil }},
+			Handle:  func(w http.ResponseWriter, r *http.Request) error { s.writeSystemState(w); return nil }},
 		{Method: http.MethodPost, Path: "/v1/system/pause", Name: "system.pause", Area: "system", Scope: ScopeControl, Kind: KindWrite, Body: who,
 			Summary: "Set the mode to paused: ordinary instructions are recorded, not run; scheduler ticks are skipped. Answers the latest system state.", Handle: set(raftstore.ModePaused)},
 		{Method: http.MethodPost, Path: "/v1/system/resume", Name: "system.resume", Area: "system", Scope: ScopeControl, Kind: KindWrite, Body: who,
@@ -65,9 +65,9 @@ func (s *Server) handleSetMode(w http.ResponseWriter, r *http.Request, fixed str
 	if !raftstore.ValidMode(mode) {
 		return api.Unprocessable("invalid_mode", "unknown mode %q: want running, paused or draining", mode)
 	}
-	for name, v := range map[string]string{"requested_by": req.RequestedBy, "reason": req.Reason} {
-		if len(v) > maxReasonLen || !utf8.ValidString(v) {
-			return api.Unprocessable("invalid_field", "field %q must be valid UTF-8 of at most %d bytes", name, maxReasonLen)
+	for _, f := range [...]struct{ name, v string }{{"requested_by", req.RequestedBy}, {"reason", req.Reason}} {
+		if len(f.v) > maxReasonLen || !utf8.ValidString(f.v) {
+			return api.Unprocessable("invalid_field", "field %q must be valid UTF-8 of at most %d bytes", f.name, maxReasonLen)
 		}
 	}
 	if req.RequestedBy == "" {
@@ -76,7 +76,7 @@ func (s *Server) handleSetMode(w http.ResponseWriter, r *http.Request, fixed str
 	if _, err := s.SetMode(r.Context(), raftstore.SetSystemMode{Mode: mode, RequestedBy: req.RequestedBy, Reason: req.Reason}); err != nil {
 		return err
 	}
-	api.WriteOK(w, s.SystemState())
+	s.writeSystemState(w)
 	return nil
 }
 
@@ -97,8 +97,15 @@ func (s *Server) SetMode(ctx context.Context, m raftstore.SetSystemMode) (raftst
 
 // SystemState assembles the system state document from the FSM and raft.
 func (s *Server) SystemState() systemstate.State {
+	st, _ := s.systemState()
+	return st
+}
+
+// systemState is SystemState with the version of the FSM state it was read
+// from (the answer cache's key, statecache.go).
+func (s *Server) systemState() (systemstate.State, uint64) {
 	var st systemstate.State
-	s.node.Read(func(fs *raftstore.State) {
+	version := s.node.ReadVersioned(func(fs *raftstore.State) {
 		st = systemstate.State{
 			Mode:        fs.System.Mode,
 			RequestedBy: fs.System.RequestedBy,
@@ -135,5 +142,5 @@ func (s *Server) SystemState() systemstate.State {
 	})
 	id, addr := s.node.Leader()
 	st.Leader = systemstate.Leader{NodeID: id, Address: addr, Self: s.node.IsLeader()}
-	return st
+	return st, version
 }

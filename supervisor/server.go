@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -21,6 +23,7 @@ import (
 	"github.com/svcd/svcd/supervisor/config"
 	"github.com/svcd/svcd/supervisor/guard"
 	"github.com/svcd/svcd/supervisor/renewal"
+	"github.com/svcd/svcd/supervisor/statewrite"
 	"github.com/svcd/svcd/supervisor/tasks"
 	"github.com/svcd/svcd/supervisor/workermgr"
 )
@@ -53,6 +56,10 @@ type Server struct {
 	// leaderHooks run on every leadership change.
 	cluster     *cluster.Cluster
 	leaderHooks []func(leader bool)
+	// leaderSettled is true once this node, as leader, has run its
+	// leadership hooks (leftover work recovered, scheduler started): until
+	// then /readyz says settling, so nobody reads the crashed run's states.
+	leaderSettled atomic.Bool
 	// convs are the renewal conversation records; tasks the task records.
 	convs *renewal.Store
 	tasks *tasks.Store
@@ -62,6 +69,8 @@ type Server struct {
 	ingests      sync.WaitGroup
 	ingestCtx    context.Context
 	ingestCancel context.CancelFunc
+	// stateAnswer is the last encoded system state answer (statecache.go).
+	stateAnswer atomic.Pointer[encodedState]
 	// instr runs instruction blocks and live ingest (routes_instructions.go).
 	instr *instructionsSide
 }
@@ -154,7 +163,7 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 	// The guards wrap the whole router, not single routes: a route added
 	// later cannot skip them. Host first (a rebinding page learns nothing),
 	// then the write guard (Origin, Sec-Fetch-Site, JSON bodies).
-	s.handler = withRequestID(s.withRecovery(s.withAccessLog(s.guard.Hosts(s.guard.Writes(s.router)))))
+	s.handler = s.frontDoor(s.guard.Hosts(s.guard.Writes(s.router)))
 	// Leadership hooks (recovery, the scheduler) touch every part built
 	// above: follow leadership only once the server is complete.
 	s.startCluster()
@@ -226,7 +235,16 @@ func (s *Server) Close() error {
 func (s *Server) buildRouter() *mux.Router {
 	r := mux.NewRouter()
 	for _, rt := range s.routes {
-		r.Handle(rt.Path, s.wrap(rt)).Methods(rt.Method).Name(rt.Method + " " + rt.Path)
+		route := r.NewRoute()
+		if !strings.Contains(rt.Path, "{") {
+			// mux tries every route's path regexp in turn until one matches;
+			// for a template without variables a string comparison gives the
+			// same answer far sooner, so it goes first and the regexp only
+			// runs on the path it will match. Vars, 404 and 405 stay mux's.
+			path := rt.Path
+			route = route.MatcherFunc(func(req *http.Request, _ *mux.RouteMatch) bool { return req.URL.Path == path })
+		}
+		route.Path(rt.Path).Methods(rt.Method).Name(rt.Method + " " + rt.Path).Handler(s.wrap(rt))
 	}
 	r.NotFoundHandler = s.metrics.instrument("unmatched", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		api.WriteError(w, api.NotFound("route_not_found", "no route %s %s; GET /describe lists the routes", req.Method, req.URL.Path))
@@ -265,7 +283,8 @@ func (s *Server) wrap(rt Route) http.Handler {
 		}
 		w.Header().Set(cluster.ServedByHeader, s.cfg.NodeID)
 		if s.node != nil {
-			w = &indexWriter{ResponseWriter: w, index: s.node.AppliedIndex}
+			rw := responseWriterOf(w)
+			rw.index, w = s.node.AppliedIndex, rw
 		}
 		if err := rt.Handle(w, r); err != nil {
 			api.WriteError(w, err)
@@ -294,19 +313,5 @@ func (s *Server) decode(r *http.Request, dst any) error {
 
 // apply writes a command through raft and maps store errors onto API errors.
 func (s *Server) apply(ctx context.Context, typ string, payload any) (any, error) {
-	v, err := s.node.Apply(ctx, typ, payload)
-	if err == nil {
-		return v, nil
-	}
-	var ce *raftstore.CommandError
-	switch {
-	case errors.As(err, &ce):
-		return nil, api.Unprocessable("command_refused", "%v", ce.Err)
-	case errors.Is(err, raftstore.ErrNotLeader):
-		role := s.node.Role()
-		return nil, api.Unavailable("not_leader", "this node is %s; the leader is %q at %q", role.Role, role.LeaderID, role.LeaderAddr).
-			WithDetails(map[string]any{"leader_id": role.LeaderID, "leader_addr": role.LeaderAddr})
-	default:
-		return nil, api.Unavailable("store_unavailable", "the durable store did not commit the write: %v", err)
-	}
+	return statewrite.Writer{Node: s.node}.Apply(ctx, typ, payload)
 }

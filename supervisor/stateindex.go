@@ -1,9 +1,6 @@
 package supervisor
 
 import (
-	"bufio"
-	"net"
-	"net/http"
 	"strconv"
 )
 
@@ -13,41 +10,13 @@ import (
 // it reads (compare with the same header on the read).
 const StateIndexHeader = "X-Svcd-State-Index"
 
-// indexWriter sets StateIndexHeader just before the status line goes out,
-// that is after the handler's raft write has been applied.
-type indexWriter struct {
-	http.ResponseWriter
-	index func() uint64
-	done  bool
-}
-
-func (w *indexWriter) stamp() {
-	if !w.done {
-		w.done = true
-		w.Header().Set(StateIndexHeader, strconv.FormatUint(w.index(), 10))
+// stampIndex sets StateIndexHeader just before the status line goes out,
+// that is after the handler's raft write has been applied. It stamps once.
+func (w *responseWriter) stampIndex() {
+	if w.index != nil {
+		// The constant is in canonical form: no need for Header.Set's
+		// canonicalization on every answer.
+		w.Header()[StateIndexHeader] = []string{strconv.FormatUint(w.index(), 10)}
+		w.index = nil
 	}
-}
-
-func (w *indexWriter) WriteHeader(code int) {
-	w.stamp()
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *indexWriter) Write(b []byte) (int, error) {
-	w.stamp()
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach Flush and deadlines.
-func (w *indexWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// Flush keeps streaming answers streaming.
-func (w *indexWriter) Flush() {
-	w.stamp()
-	_ = http.NewResponseController(w.ResponseWriter).Flush()
-}
-
-// Hijack passes WebSocket upgrades through.
-func (w *indexWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	return http.NewResponseController(w.ResponseWriter).Hijack()
 }

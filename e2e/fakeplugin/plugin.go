@@ -105,12 +105,14 @@ func Dial(ctx context.Context, o Options) (*Plugin, *http.Response, error) {
 // ClientID is the plugin's clientId.
 func (p *Plugin) ClientID() string { return p.opts.ClientID }
 
-// Send writes one message as JSON.
+// Send writes one message as JSON. It encodes before taking the write
+// lock, so concurrent answers only queue for the socket write itself.
 func (p *Plugin) Send(v any) error {
-	p.wmu.Lock()
-	defer p.wmu.Unlock()
-	_ = p.ws.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	return p.ws.WriteJSON(v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return p.SendRaw(b)
 }
 
 // SendRaw writes one text frame as is.
@@ -224,15 +226,21 @@ func (p *Plugin) readLoop() {
 			p.mu.Unlock()
 			return
 		}
-		var head struct {
-			Type string `json:"type"`
+		// The daemon writes "type" first; the full decode below is the only
+		// one (a page's JSON.parse), and ReadMessage's buffer is this
+		// message's own, so it is kept without a copy.
+		typ := bridgeproto.PeekType(data)
+		if typ == "" {
+			var head struct {
+				Type string `json:"type"`
+			}
+			_ = json.Unmarshal(data, &head)
+			typ = head.Type
 		}
-		_ = json.Unmarshal(data, &head)
-		m := Msg{Type: head.Type, Raw: append(json.RawMessage(nil), data...)}
 		p.mu.Lock()
-		p.msgs = append(p.msgs, m)
+		p.msgs = append(p.msgs, Msg{Type: typ, Raw: data})
 		p.mu.Unlock()
-		switch head.Type {
+		switch typ {
 		case bridgeproto.TypeAPIRequest:
 			var req bridgeproto.APIRequest
 			if json.Unmarshal(data, &req) == nil && !p.opts.Manual {

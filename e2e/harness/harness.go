@@ -173,7 +173,19 @@ func (d *Daemon) start() {
 	}
 }
 
-// WaitHealthy polls /healthz until it answers ok or the timeout passes.
+// ready reports /readyz?standbyok=true: a standby is ready, a leader only
+// once it has recovered what an earlier run left.
+func (d *Daemon) ready(client *http.Client) bool {
+	resp, err := client.Get(d.URL + "/readyz?standbyok=true")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == 200
+}
+
+// WaitHealthy polls /healthz until it answers ok and /readyz until the node
+// is ready, or the timeout passes.
 func (d *Daemon) WaitHealthy(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	client := &http.Client{Timeout: time.Second}
@@ -187,7 +199,7 @@ func (d *Daemon) WaitHealthy(timeout time.Duration) error {
 		if err == nil {
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode == 200 && string(b) == "ok" {
+			if resp.StatusCode == 200 && string(b) == "ok" && d.ready(client) {
 				return nil
 			}
 		}

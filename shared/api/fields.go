@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // checkFieldNames refuses a top-level body field that dst (a pointer to a
@@ -22,11 +23,14 @@ func checkFieldNames(body []byte, dst any) error {
 	if trimmed := bytes.TrimSpace(body); len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil
 	}
+	known := cachedFieldNames(t.Elem())
+	if allKnown(body, known) {
+		return nil
+	}
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(body, &fields) != nil {
 		return nil // malformed: the decoder says how
 	}
-	known := fieldNames(t.Elem())
 	var unknown []string
 	for name := range fields {
 		if _, ok := known[name]; !ok {
@@ -45,6 +49,66 @@ func checkFieldNames(body []byte, dst any) error {
 	return Unprocessable("unknown_field", "unknown field %s; this route takes %s (names are case-sensitive)",
 		quoteList(unknown), strings.Join(names, ", ")).
 		WithDetails(map[string]any{"unknown_fields": unknown, "known_fields": names})
+}
+
+// allKnown is the fast path of checkFieldNames (performance, issue 15: the
+// relay route decodes a body per request): it walks the object's top-level
+// keys without decoding any value and reports true when every key is in
+// known as written. Anything else (an unknown or escaped key, a body it
+// cannot walk) reports false and the full check decides, so a false here
+// never changes an answer; on valid JSON the walk finds exactly the keys
+// json.Unmarshal would.
+func allKnown(body []byte, known map[string]struct{}) bool {
+	depth, keyNext := 0, false
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
+		case '"':
+			j := i + 1
+			for j < len(body) && body[j] != '"' {
+				if body[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(body) {
+				return false
+			}
+			if depth == 1 && keyNext {
+				if _, ok := known[string(body[i+1:j])]; !ok {
+					return false
+				}
+				keyNext = false
+			}
+			i = j
+		case '{':
+			depth++
+			keyNext = depth == 1
+		case '[':
+			if depth == 0 {
+				return false
+			}
+			depth++
+		case '}', ']':
+			depth--
+		case ',':
+			keyNext = depth == 1
+		}
+	}
+	return depth == 0
+}
+
+// fieldNamesCache holds fieldNames per struct type. It is derived from
+// types alone, never changes once computed and is safe to share, like
+// encoding/json's own per-type cache; it saves a reflect walk and a map per
+// decoded request.
+var fieldNamesCache sync.Map // reflect.Type -> map[string]struct{}
+
+func cachedFieldNames(t reflect.Type) map[string]struct{} {
+	if v, ok := fieldNamesCache.Load(t); ok {
+		return v.(map[string]struct{})
+	}
+	v, _ := fieldNamesCache.LoadOrStore(t, fieldNames(t))
+	return v.(map[string]struct{})
 }
 
 // fieldNames is the set of JSON names a struct decodes, embedded structs

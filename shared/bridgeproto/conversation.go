@@ -14,6 +14,13 @@ const (
 	TypeConversationMessage = "conversation_message" // in: one final AI reply
 	TypeConversationInject  = "conversation_inject"  // out: type this text into the conversation
 	TypeInjectResult        = "inject_result"        // in: answer to conversation_inject
+	TypeConversationLoop    = "conversation_loop"    // in: the plugin's instruction loop ran or stopped
+)
+
+// Client loop states of conversation_loop.
+const (
+	LoopRunning = "running"
+	LoopStopped = "stopped"
 )
 
 // Inject kinds.
@@ -54,6 +61,19 @@ type ConversationMessage struct {
 	Role      string `json:"role,omitempty"`
 }
 
+// ConversationLoop is the plugin's instruction client loop for one
+// conversation: running with its rounds so far, or stopped and why (round
+// limit reached, user typing, three failures in a row). The daemon keeps the
+// latest in the conversation record (client_loop).
+type ConversationLoop struct {
+	Type string `json:"type"`
+	ConversationRef
+	State     string `json:"state"`
+	Reason    string `json:"reason,omitempty"`
+	Rounds    int    `json:"rounds"`
+	MaxRounds int    `json:"max_rounds,omitempty"`
+}
+
 // ConversationInject asks the plugin to type Text into the conversation.
 type ConversationInject struct {
 	Type     string `json:"type"`
@@ -83,6 +103,7 @@ type InjectResult struct {
 func (*ConversationLink) MsgType() string    { return TypeConversationLink }
 func (*ConversationMessage) MsgType() string { return TypeConversationMessage }
 func (*InjectResult) MsgType() string        { return TypeInjectResult }
+func (*ConversationLoop) MsgType() string    { return TypeConversationLoop }
 
 func (r *ConversationRef) check() *ParseError {
 	if e := checkPlatform(r.Platform); e != nil {
@@ -115,6 +136,10 @@ func (m *ConversationLink) validate() *ParseError {
 	return checkLabel("title", m.Title)
 }
 
+// Validate applies the bridge's rules to a message that arrives another way
+// (the HTTP ingest route), so both ways accept exactly the same messages.
+func (m *ConversationMessage) Validate() *ParseError { return m.validate() }
+
 func (m *ConversationMessage) validate() *ParseError {
 	if e := m.check(); e != nil {
 		return e
@@ -132,6 +157,26 @@ func (m *ConversationMessage) validate() *ParseError {
 	}
 	return nil
 }
+
+func (m *ConversationLoop) validate() *ParseError {
+	if e := m.check(); e != nil {
+		return e
+	}
+	switch m.State {
+	case LoopRunning, LoopStopped:
+	case "":
+		return perr("missing_field", "state", "field \"state\" is required: running or stopped")
+	default:
+		return perr("invalid_field", "state", "state must be running or stopped")
+	}
+	if m.Rounds < 0 || m.Rounds > MaxLoopRounds || m.MaxRounds < 0 || m.MaxRounds > MaxLoopRounds {
+		return perr("invalid_field", "rounds", "rounds and max_rounds must be 0 to %d", MaxLoopRounds)
+	}
+	return checkLabel("reason", m.Reason)
+}
+
+// MaxLoopRounds bounds the round counts of conversation_loop.
+const MaxLoopRounds = 1 << 16
 
 func (m *InjectResult) validate() *ParseError {
 	if e := checkID("inject_id", m.InjectID, true); e != nil {

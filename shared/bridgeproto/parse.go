@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"reflect"
 	"strings"
@@ -58,6 +57,7 @@ var inbound = map[string]func() validator{
 	TypeConversationLink:    func() validator { return &ConversationLink{} },
 	TypeConversationMessage: func() validator { return &ConversationMessage{} },
 	TypeInjectResult:        func() validator { return &InjectResult{} },
+	TypeConversationLoop:    func() validator { return &ConversationLoop{} },
 }
 
 type validator interface {
@@ -72,9 +72,12 @@ func Parse(data []byte) (Message, error) {
 	if !utf8.Valid(data) {
 		return nil, perr("invalid_utf8", "", "message is not valid UTF-8")
 	}
-	typ, pe := typeOf(data)
-	if pe != nil {
-		return nil, pe
+	typ, leading := leadingType(data)
+	if !leading {
+		var pe *ParseError
+		if typ, pe = typeOf(data); pe != nil {
+			return nil, pe
+		}
 	}
 	mk, ok := inbound[typ]
 	if !ok {
@@ -82,27 +85,44 @@ func Parse(data []byte) (Message, error) {
 		// is an arbitrary string from the wire and both end up in logs.
 		return nil, &ParseError{Code: "unknown_type", Field: "type", Message: "unknown message type; see docs/bridge-protocol.md"}
 	}
-	// The one full decode (performance, issue 15: typeOf reads only up to
-	// the "type" key, which senders put first).
+	var m validator
+	if leading {
+		m = fastDecode(typ, data) // nil for anything unusual
+	}
+	if m == nil {
+		var pe *ParseError
+		if m, pe = decodeGeneral(typ, data, mk); pe != nil {
+			return nil, pe
+		}
+	}
+	return finish(typ, m)
+}
+
+// decodeGeneral is the one full decode (performance, issue 15) of what
+// fastDecode does not take. json.Unmarshal checks the whole input first, so
+// a truncated message or a second value after the object is a syntax error
+// here, as it is to a plugin's JSON.parse.
+func decodeGeneral(typ string, data []byte, mk func() validator) (validator, *ParseError) {
 	m := mk()
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(m); err != nil {
+	if err := json.Unmarshal(data, m); err != nil {
 		var syn *json.SyntaxError
-		if errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, &ParseError{Code: "malformed_json", Message: "message is not a JSON object: " + jsonErrText(err), RefType: typ}
+		if errors.As(err, &syn) {
+			return nil, &ParseError{Code: "malformed_json", Message: "message is not one JSON object: " + jsonErrText(err), RefType: typ}
 		}
 		e := perr("invalid_field", "", "%s: %s", typ, jsonErrText(err))
 		e.RefType = typ
 		return nil, e
-	}
-	if dec.More() {
-		return nil, &ParseError{Code: "malformed_json", Message: "message must be exactly one JSON object", RefType: typ}
 	}
 	// A second "type" key (JSON keeps the last) must not make the decoded
 	// message disagree with the type it was decoded as.
 	if reflect.ValueOf(m).Elem().FieldByName("Type").String() != typ {
 		return nil, &ParseError{Code: "invalid_field", Field: "type", Message: "message has more than one \"type\"", RefType: typ}
 	}
+	return m, nil
+}
+
+// finish validates a decoded message.
+func finish(typ string, m validator) (Message, error) {
 	if e := m.validate(); e != nil {
 		e.RefType = typ
 		if e.RefID == "" {
@@ -111,6 +131,59 @@ func Parse(data []byte) (Message, error) {
 		return nil, e
 	}
 	return m, nil
+}
+
+// leadingType is the fast path of typeOf for what every sender writes: an
+// object whose first key is exactly "type" with a plain string value. It
+// reports false for anything else (another first key, other letter case,
+// escapes), which typeOf then reads the general way.
+func leadingType(data []byte) (string, bool) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return "", false
+	}
+	i = skipSpace(data, i+1)
+	if !bytes.HasPrefix(data[i:], []byte(`"type"`)) {
+		return "", false
+	}
+	i = skipSpace(data, i+len(`"type"`))
+	if i >= len(data) || data[i] != ':' {
+		return "", false
+	}
+	i = skipSpace(data, i+1)
+	if i >= len(data) || data[i] != '"' {
+		return "", false
+	}
+	start := i + 1
+	for j := start; j < len(data); j++ {
+		switch c := data[j]; {
+		case c == '"':
+			if j == start {
+				return "", false
+			}
+			return string(data[start:j]), true
+		case c == '\\' || c < 0x20:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// PeekType is a message's "type" when it is the object's first key with a
+// plain string value, as every sender writes it, and "" otherwise. It
+// validates nothing: for a reader that then decodes the message in full
+// (Parse finds "type" anywhere).
+func PeekType(data []byte) string {
+	t, _ := leadingType(data)
+	return t
+}
+
+// skipSpace skips JSON whitespace from i.
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // typeOf reads the message's "type" (matched like encoding/json matches

@@ -3,6 +3,7 @@ package bridgeproto
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -41,7 +42,8 @@ func TestParseValidMessages(t *testing.T) {
 // "type" is found wherever it is, in any letter case, like encoding/json
 // matches field names.
 func TestParseTypeAnywhere(t *testing.T) {
-	for _, raw := range []string{`{"x":{"type":"nope"},"type":"keepalive"}`, `{"TYPE":"keepalive"}`, ` {"type":"keepalive"} `} {
+	for _, raw := range []string{`{"x":{"type":"nope"},"type":"keepalive"}`, `{"TYPE":"keepalive"}`, ` {"type":"keepalive"} `,
+		`{ "type" : "keepalive" }`, `{"type":"keep\u0061live"}`, `{"type" :"keepalive","ts":1}`} {
 		if m, err := Parse([]byte(raw)); err != nil || m.MsgType() != TypeKeepalive {
 			t.Fatalf("%s: %v %v", raw, m, err)
 		}
@@ -163,5 +165,51 @@ func TestNormalizeWSReconnect(t *testing.T) {
 	}
 	if _, err := NormalizeWSReconnect(raw(`{"repeatCount":-1}`)); err == nil {
 		t.Fatal("negative accepted")
+	}
+}
+
+func TestPeekType(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"type":"api_request","requestId":"r"}`: "api_request",
+		` { "type" : "keepalive" }`:              "keepalive",
+		`{"requestId":"r","type":"api_request"}`: "", // not first: decode to find it
+		`{"TYPE":"keepalive"}`:                   "",
+		`{"type":"keep\u0061live"}`:              "",
+		`{"type":""}`:                            "",
+		`{"type":7}`:                             "",
+		`{"type":"unterminated`:                  "",
+		`not json`:                               "",
+	} {
+		if got := PeekType([]byte(raw)); got != want {
+			t.Errorf("PeekType(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+// TestFastDecodeTakesWhatSendersWrite: the frames json.Marshal (and so the
+// fake plugin and a page's JSON.stringify) writes go the fast way, with the
+// same result as the general decode; FuzzFastDecode covers the rest.
+func TestFastDecodeTakesWhatSendersWrite(t *testing.T) {
+	for _, v := range []validator{
+		&APIResponse{Type: TypeAPIResponse, RequestID: "req_1", Status: 200,
+			Headers: map[string]string{"Content-Type": "application/json", "X-A": "<b>&"}, Body: "{\"ok\":true}\n\u2028é"},
+		&APIResponse{Type: TypeAPIResponse, RequestID: "req_2", Error: "upstream failed"},
+		&StreamEvent{Type: TypeStreamEvent, RequestID: "req_3", Seq: 12345678901, Event: "delta", Data: "chunk \"1\""},
+		&StreamEvent{Type: TypeStreamEvent, RequestID: "req_4"},
+	} {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := fastDecode(v.MsgType(), data)
+		if got == nil {
+			t.Fatalf("%s: fast decode gave up", data)
+		}
+		if !reflect.DeepEqual(got, v) {
+			t.Fatalf("%s: fast decode %#v, want %#v", data, got, v)
+		}
+		if m, err := Parse(data); err != nil || !reflect.DeepEqual(m, v) {
+			t.Fatalf("%s: Parse %#v, %v", data, m, err)
+		}
 	}
 }

@@ -22,9 +22,12 @@ const (
 	CloseReadTimeout  = 4408 // no frame (data or pong) within the read deadline
 )
 
-// Conn is one plugin connection. Only the writer goroutine writes to ws;
-// everybody else queues through send, which never blocks: a client too slow
-// to drain its queue is dropped instead of growing the daemon's memory.
+// Conn is one plugin connection. Data frames are written under wmu: by the
+// writer goroutine, which drains the queue send fills (send never blocks: a
+// client too slow to drain its queue is dropped instead of growing the
+// daemon's memory), or by sendNow on the caller's goroutine when nothing is
+// queued and nobody is writing (issue 15: the hop to the writer goroutine
+// was on every relayed request's path).
 type Conn struct {
 	hub    *Hub
 	ws     *websocket.Conn
@@ -36,6 +39,8 @@ type Conn struct {
 	lastSeen    atomic.Int64 // unix nanos of the last inbound frame
 
 	out       chan []byte
+	queued    atomic.Int64 // frames in out not yet written; sendNow writes only at 0
+	wmu       sync.Mutex   // held around every data-frame write
 	done      chan struct{}
 	closeOnce sync.Once
 	closeCode int
@@ -217,13 +222,16 @@ func (c *Conn) writeLoop() {
 	tick := time.NewTicker(c.hub.cfg.KeepaliveInterval)
 	defer tick.Stop()
 	write := func(b []byte) bool {
-		_ = c.ws.SetWriteDeadline(time.Now().Add(10 * time.Second))
-		return c.ws.WriteMessage(websocket.TextMessage, b) == nil
+		c.wmu.Lock()
+		defer c.wmu.Unlock()
+		return c.writeFrame(b)
 	}
 	for {
 		select {
 		case b := <-c.out:
-			if !write(b) {
+			ok := write(b)
+			c.queued.Add(-1)
+			if !ok {
 				c.close(websocket.CloseAbnormalClosure, "write failed")
 				return
 			}
@@ -251,22 +259,65 @@ func (c *Conn) writeLoop() {
 	}
 }
 
+// writeFrame writes one data frame; call with wmu held.
+func (c *Conn) writeFrame(b []byte) bool {
+	_ = c.ws.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	return c.ws.WriteMessage(websocket.TextMessage, b) == nil
+}
+
+// sendNow writes v on the caller's goroutine when no frame is queued and
+// the writer is not writing, else queues it like send. Frames one goroutine
+// sends keep their order: while any is queued, later ones queue behind it.
+// The write itself waits only when the socket's send buffer is full, that
+// is for a client that stopped reading; callers that must never wait (the
+// reader) use send.
+func (c *Conn) sendNow(v any) bool {
+	b, ok := c.encode(v)
+	if !ok {
+		return false
+	}
+	if c.queued.Load() == 0 && c.wmu.TryLock() {
+		if c.queued.Load() == 0 {
+			ok := c.writeFrame(b)
+			c.wmu.Unlock()
+			if !ok {
+				c.close(websocket.CloseAbnormalClosure, "write failed")
+			}
+			return ok
+		}
+		c.wmu.Unlock()
+	}
+	return c.enqueue(b)
+}
+
 // send queues v for the writer. A full queue drops the client.
 func (c *Conn) send(v any) bool {
+	b, ok := c.encode(v)
+	return ok && c.enqueue(b)
+}
+
+// encode marshals v, or reports false when it cannot or c is closing.
+func (c *Conn) encode(v any) ([]byte, bool) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		c.hub.log.Error("encode bridge message", "error", err)
-		return false
+		return nil, false
 	}
 	select {
 	case <-c.done:
-		return false
+		return nil, false
 	default:
 	}
+	return b, true
+}
+
+func (c *Conn) enqueue(b []byte) bool {
+	c.queued.Add(1)
 	select {
 	case c.out <- b:
 		return true
 	default:
+		c.queued.Add(-1)
 		c.hub.log.Warn("browser client too slow; dropping it", "client_id", c.clientID, "queue", cap(c.out))
 		c.close(websocket.CloseTryAgainLater, "slow client: send queue full")
 		return false

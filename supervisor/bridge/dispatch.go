@@ -40,7 +40,7 @@ func (h *Hub) dispatch(c *Conn, m bridgeproto.Message) {
 		h.route(c, v.ActionID, kindAction, v)
 	case *bridgeproto.InjectResult:
 		h.route(c, v.InjectID, kindInject, v)
-	case *bridgeproto.ConversationLink, *bridgeproto.ConversationMessage:
+	case *bridgeproto.ConversationLink, *bridgeproto.ConversationMessage, *bridgeproto.ConversationLoop:
 		h.dispatchConversation(c, v)
 	}
 }

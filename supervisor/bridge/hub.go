@@ -23,6 +23,11 @@ import (
 type Host interface {
 	Apply(ctx context.Context, typ string, payload any) (any, error)
 	Read(fn func(s *raftstore.State))
+	// ReadVersioned is Read that also says which version of the state fn
+	// saw; StateVersion is the current one (raftstore Node). Pick keeps its
+	// credentialed-record index until the version moves (credindex.go).
+	ReadVersioned(fn func(s *raftstore.State)) uint64
+	StateVersion() uint64
 	SystemState() systemstate.State
 	SetMode(ctx context.Context, mode, requestedBy, reason string) (systemstate.State, error)
 	AutomationConversations() []bridgeproto.AutomationConversation
@@ -51,6 +56,8 @@ type Hub struct {
 	unpaired int
 
 	activity *activity
+	// creds keeps Pick's credentialed-record index per state version.
+	creds credCache
 
 	ctx    context.Context
 	cancel context.CancelFunc

@@ -22,6 +22,8 @@ type nopHost struct{}
 
 func (nopHost) Apply(context.Context, string, any) (any, error) { return nil, nil }
 func (nopHost) Read(fn func(*raftstore.State))                  { fn(&raftstore.State{}) }
+func (nopHost) ReadVersioned(fn func(*raftstore.State)) uint64  { fn(&raftstore.State{}); return 0 }
+func (nopHost) StateVersion() uint64                            { return 0 }
 func (nopHost) SystemState() systemstate.State                  { return systemstate.State{} }
 func (nopHost) SetMode(context.Context, string, string, string) (systemstate.State, error) {
 	return systemstate.State{}, nil

@@ -18,6 +18,7 @@ func TestSendDuplicateRequestIDRace(t *testing.T) {
 	h := New(Config{SendQueue: 64}, nil, hclog.NewNullLogger())
 	c := newConn(h, nil, "test")
 	c.clientID = "c1"
+	c.queued.Store(1) // no socket here: every frame queues (sendNow writes only at 0)
 	sel := Selection{Conn: c, Target: "platform_b/c1/"}
 	for i := 0; i < 2000; i++ {
 		id := fmt.Sprintf("dup-%d", i)

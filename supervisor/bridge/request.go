@@ -49,24 +49,6 @@ func (h *Hub) Pick(clientID, platform string, needCreds bool) (Selection, error)
 	return Selection{Conn: c, Target: raftstore.RecordKey(c.clientID, platform, "")}, nil
 }
 
-// credentialed maps clientId to the key of its newest record with captured
-// credentials on platform. A reconnecting plugin's persisted records count.
-func (h *Hub) credentialed(platform string) map[string]string {
-	out := map[string]string{}
-	at := map[string]time.Time{}
-	h.host.Read(func(s *raftstore.State) {
-		for key, r := range s.Browser.Records {
-			if r.Platform != platform || r.CredentialFingerprint == "" {
-				continue
-			}
-			if prev, ok := at[r.ClientID]; !ok || r.CredentialsAt.After(prev) {
-				out[r.ClientID], at[r.ClientID] = key, r.CredentialsAt
-			}
-		}
-	})
-	return out
-}
-
 func clipID(s string) string {
 	if len(s) > 64 {
 		return s[:64] + "…"
@@ -105,7 +87,7 @@ func (h *Hub) Send(sel Selection, req bridgeproto.APIRequest) (*Pending, error) 
 	if !h.track(p) {
 		return nil, api.Conflict("duplicate_request_id", "requestId %q is already in flight", clipID(req.RequestID))
 	}
-	if !sel.Conn.send(req) {
+	if !sel.Conn.sendNow(req) {
 		h.Finish(p)
 		return nil, api.Unavailable("client_gone", "the browser client disconnected before the request could be sent")
 	}

@@ -8,11 +8,13 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclparse"
 )
@@ -217,15 +219,56 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 }
 
 func loadFile(path string, cfg *Config) error {
-	p := hclparse.NewParser()
-	file, diags := p.ParseHCLFile(path)
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	return decodeFile(src, path, cfg)
+}
+
+// decodeFile sets cfg from the HCL source of the config file named path.
+func decodeFile(src []byte, path string, cfg *Config) error {
+	file, diags := hclparse.NewParser().ParseHCL(src, path)
 	if diags.HasErrors() {
-		return fmt.Errorf("config file %s: %s", path, diags.Error())
+		return fmt.Errorf("config file %s: %s", path, describeDiags(diags))
 	}
 	if diags := gohcl.DecodeBody(file.Body, nil, cfg); diags.HasErrors() {
-		return fmt.Errorf("config file %s: %s", path, diags.Error())
+		return fmt.Errorf("config file %s: %s", path, describeDiags(diags))
 	}
 	return nil
+}
+
+// describeDiags lists every error of a config file in file order (up to
+// maxDiags), so the operator sees all of them at once and the same text on
+// every start: HCL reports decode errors in map order and Error() shows
+// only the first.
+func describeDiags(diags hcl.Diagnostics) string {
+	const maxDiags = 10
+	errs := make(hcl.Diagnostics, 0, len(diags))
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError {
+			errs = append(errs, d)
+		}
+	}
+	sort.SliceStable(errs, func(i, j int) bool {
+		a, b := errs[i].Subject, errs[j].Subject
+		switch {
+		case a == nil || b == nil:
+			return a != nil
+		case a.Start.Byte != b.Start.Byte:
+			return a.Start.Byte < b.Start.Byte
+		}
+		return errs[i].Error() < errs[j].Error()
+	})
+	var parts []string
+	for i, d := range errs {
+		if i == maxDiags {
+			parts = append(parts, fmt.Sprintf("and %d more", len(errs)-maxDiags))
+			break
+		}
+		parts = append(parts, d.Error())
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Validate refuses a configuration the daemon could not run with.

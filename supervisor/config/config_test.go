@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,6 +68,15 @@ func TestBadConfigIsRefusedClearly(t *testing.T) {
 	_ = os.WriteFile(bad, []byte(`listen = `), 0o600)
 	unknown := filepath.Join(dir, "unknown.hcl")
 	_ = os.WriteFile(unknown, []byte(`no_such_key = 1`), 0o600)
+	// Two mistakes: both are named, in file order, on every start.
+	twice := filepath.Join(dir, "twice.hcl")
+	_ = os.WriteFile(twice, []byte("zz_first = 1\naa_second = 2\n"), 0o600)
+	for i := 0; i < 5; i++ {
+		_, err := Load("t", []string{"-config", twice}, envOf(nil))
+		if msg := fmt.Sprint(err); !strings.Contains(msg, "zz_first") || !strings.Contains(msg, "aa_second") || strings.Index(msg, "zz_first") > strings.Index(msg, "aa_second") {
+			t.Fatalf("two errors in a file: %v", err)
+		}
+	}
 	cases := []struct {
 		args []string
 		env  map[string]string

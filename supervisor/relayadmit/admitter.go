@@ -25,7 +25,8 @@ type Backend interface {
 type Options struct {
 	Want      int           // tokens asked for per lease (default 32)
 	Retry     time.Duration // delay before re-sending a batch that failed (default 50 ms)
-	Coalesce  time.Duration // how long a batch gathers outcomes before it goes (default 1 ms)
+	Coalesce  time.Duration // how long a batch holding a failure gathers before it goes (default 1 ms)
+	Gather    time.Duration // how long a batch of successes only gathers (default 5 ms)
 	OnChanged func()        // persisted relay state changed (kick the flusher)
 	Logger    hclog.Logger
 }
@@ -40,13 +41,10 @@ type Admitter struct {
 	pending  []relay.Outcome          // outcomes not yet delivered to the engine
 	returned map[string]int           // unused tokens not yet given back
 	leasing  map[string]chan struct{} // a lease call in flight per target; closed when it ends
+	gen      map[string]uint64        // bumped when a target's local admission ends (failure, revocation)
+	failed   bool                     // a failure is among pending: the batch goes after Coalesce
 	kick     chan struct{}
-}
-
-// pool is one target's local tokens.
-type pool struct {
-	tokens  int
-	expires time.Time
+	urgent   chan struct{} // a failure was queued while a batch gathers
 }
 
 // New builds an admitter over be.
@@ -60,13 +58,22 @@ func New(be Backend, o Options) *Admitter {
 	if o.Coalesce <= 0 {
 		o.Coalesce = time.Millisecond
 	}
+	if o.Gather <= 0 {
+		// Successes change no decision, and a request that finds no token
+		// asks for a lease, which carries everything queued first; so they
+		// can wait longer than failures (issue 15: at a few thousand
+		// requests a second 1 ms meant a Lease call, and its work in both
+		// processes, every few requests).
+		o.Gather = 5 * time.Millisecond
+	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
 	if o.OnChanged == nil {
 		o.OnChanged = func() {}
 	}
-	return &Admitter{be: be, opts: o, pools: map[string]*pool{}, returned: map[string]int{}, leasing: map[string]chan struct{}{}, kick: make(chan struct{}, 1)}
+	return &Admitter{be: be, opts: o, pools: map[string]*pool{}, returned: map[string]int{}, leasing: map[string]chan struct{}{},
+		gen: map[string]uint64{}, kick: make(chan struct{}, 1), urgent: make(chan struct{}, 1)}
 }
 
 // Admit decides one request to target: from a local token when there is
@@ -78,6 +85,9 @@ func (a *Admitter) Admit(ctx context.Context, target string) (relay.Decision, er
 	a.mu.Lock()
 	for {
 		if a.takeLocked(target) {
+			if a.lowLocked(target) {
+				a.startRefillLocked(target)
+			}
 			a.mu.Unlock()
 			return relay.Decision{Allowed: true}, nil
 		}
@@ -98,6 +108,7 @@ func (a *Admitter) Admit(ctx context.Context, target string) (relay.Decision, er
 	}
 	done := make(chan struct{})
 	a.leasing[target] = done
+	gen := a.gen[target]
 	a.mu.Unlock()
 
 	// Not the caller's context: a caller that goes away after the worker
@@ -106,9 +117,17 @@ func (a *Admitter) Admit(ctx context.Context, target string) (relay.Decision, er
 	granted, err := a.deliver(context.WithoutCancel(ctx), map[string]int{target: a.opts.Want})
 	k := granted.Granted[target]
 	a.mu.Lock()
-	if err == nil && k > 0 {
+	switch {
+	case err != nil || k <= 1:
+	case a.gen[target] != gen:
+		// A failure ended local admission while the call was out: this
+		// caller was admitted, the rest of the grant goes back (as a
+		// refill's does).
+		a.returned[target] += k - 1
+		a.poke()
+	default:
 		a.dropLocked(target) // an expired pool's tokens go back, never lost
-		a.pools[target] = &pool{tokens: k - 1, expires: time.Now().Add(granted.TTL)}
+		a.pools[target] = &pool{grants: []grant{{tokens: k - 1, expires: time.Now().Add(granted.TTL)}}}
 	}
 	delete(a.leasing, target)
 	close(done)
@@ -122,19 +141,21 @@ func (a *Admitter) Admit(ctx context.Context, target string) (relay.Decision, er
 	return a.be.Admit(ctx, target)
 }
 
-// takeLocked uses one of target's tokens if a live one is left, and gives
-// an expired pool back; call with mu held.
+// takeLocked uses one of target's tokens if a live one is left; expired
+// grants are given back. Call with mu held.
 func (a *Admitter) takeLocked(target string) bool {
 	p := a.pools[target]
 	if p == nil {
 		return false
 	}
-	if p.tokens > 0 && time.Now().Before(p.expires) {
-		p.tokens--
-		return true
+	ok, expired := p.take(time.Now())
+	if expired > 0 {
+		a.returned[target] += expired
 	}
-	a.dropLocked(target)
-	return false
+	if !ok {
+		delete(a.pools, target)
+	}
+	return ok
 }
 
 // Report queues the outcome of an admitted request for the next batch. A
@@ -143,21 +164,27 @@ func (a *Admitter) takeLocked(target string) bool {
 func (a *Admitter) Report(o relay.Outcome) {
 	a.mu.Lock()
 	a.pending = append(a.pending, o)
-	if relay.IsFailure(o) {
+	failure := relay.IsFailure(o)
+	if failure {
 		a.dropLocked(o.Target)
+		a.gen[o.Target]++
+		a.failed = true
 	}
 	a.mu.Unlock()
-	select {
-	case a.kick <- struct{}{}:
-	default:
+	if failure {
+		select {
+		case a.urgent <- struct{}{}:
+		default:
+		}
 	}
+	a.poke()
 }
 
 // dropLocked gives target's unused tokens back; call with mu held.
 func (a *Admitter) dropLocked(target string) {
 	if p := a.pools[target]; p != nil {
-		if p.tokens > 0 {
-			a.returned[target] += p.tokens
+		if n := p.tokens(); n > 0 {
+			a.returned[target] += n
 		}
 		delete(a.pools, target)
 	}
@@ -169,17 +196,22 @@ func (a *Admitter) deliver(ctx context.Context, want map[string]int) (relay.Leas
 	a.mu.Lock()
 	now := time.Now()
 	for name, p := range a.pools {
-		if !now.Before(p.expires) {
-			a.dropLocked(name)
+		if n := p.expire(now); n > 0 {
+			a.returned[name] += n
+		}
+		if len(p.grants) == 0 {
+			delete(a.pools, name)
 		}
 	}
 	req := relay.LeaseRequest{Outcomes: a.pending, Returned: a.returned, Want: want}
-	a.pending, a.returned = nil, map[string]int{}
+	failed := a.failed
+	a.pending, a.returned, a.failed = nil, map[string]int{}, false
 	a.mu.Unlock()
 	reply, err := a.be.Lease(ctx, req)
 	if err != nil {
 		a.mu.Lock()
 		a.pending = append(req.Outcomes, a.pending...)
+		a.failed = a.failed || failed
 		for k, v := range req.Returned {
 			a.returned[k] += v
 		}
@@ -190,6 +222,7 @@ func (a *Admitter) deliver(ctx context.Context, want map[string]int) (relay.Leas
 		a.mu.Lock()
 		for _, name := range reply.Revoked {
 			a.dropLocked(name)
+			a.gen[name]++
 		}
 		a.mu.Unlock()
 	}
@@ -222,12 +255,7 @@ func (a *Admitter) Run(ctx context.Context) {
 			cancel()
 			return
 		case <-a.kick:
-			// Let outcomes that finish together travel together: one Lease
-			// call per batch, not per request, under load.
-			select {
-			case <-time.After(a.opts.Coalesce):
-			case <-ctx.Done():
-			}
+			a.gather(ctx)
 		case <-tick.C:
 		}
 		if err := a.flush(ctx); err != nil && ctx.Err() == nil {
@@ -236,6 +264,33 @@ func (a *Admitter) Run(ctx context.Context) {
 			case <-ctx.Done():
 			case <-time.After(a.opts.Retry):
 				a.poke()
+			}
+		}
+	}
+}
+
+// gather lets outcomes that finish together travel together: one Lease
+// call per batch, not per request, under load. A batch of successes waits
+// Gather; a failure (queued before or during the wait) cuts it to Coalesce,
+// so the engine's backoff and breaker hear of it about as soon as before.
+func (a *Admitter) gather(ctx context.Context) {
+	a.mu.Lock()
+	wait := a.opts.Gather
+	if a.failed {
+		wait = a.opts.Coalesce
+	}
+	a.mu.Unlock()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	case <-a.urgent:
+		if wait > a.opts.Coalesce {
+			t.Reset(a.opts.Coalesce)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
 			}
 		}
 	}
@@ -254,7 +309,7 @@ func (a *Admitter) flush(ctx context.Context) error {
 	idle := len(a.pending) == 0 && len(a.returned) == 0
 	now := time.Now()
 	for _, p := range a.pools {
-		if !now.Before(p.expires) {
+		if p.hasExpired(now) {
 			idle = false
 		}
 	}

@@ -9,7 +9,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/raftstore/raftstoretest"
 	"github.com/svcd/svcd/shared/bridgeproto"
+	"github.com/svcd/svcd/supervisor/statewrite"
 	"github.com/svcd/svcd/workers/scheduler"
 )
 
@@ -30,7 +32,7 @@ func BenchmarkScheduler(b *testing.B) {
 		quiet bool
 	}{{"dispatch_1000_auto", 1000, true}, {"idle_10000", 10000, false}} {
 		b.Run(n.name+"/baseline_raw_raft_writes", func(b *testing.B) {
-			node := benchNode(b)
+			node := raftstoretest.Node(b)
 			writes := 1
 			if n.quiet {
 				writes = 3 * n.convs
@@ -49,7 +51,7 @@ func BenchmarkScheduler(b *testing.B) {
 			var jobs int
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				node := benchNode(b)
+				node := raftstoretest.Node(b)
 				seed(b, node, n.convs)
 				d := benchDriver(node)
 				if !n.quiet {
@@ -69,27 +71,6 @@ func BenchmarkScheduler(b *testing.B) {
 	}
 }
 
-type nodeWriter struct{ n *raftstore.Node }
-
-func (w nodeWriter) Apply(ctx context.Context, typ string, p any) (any, error) {
-	return w.n.Apply(ctx, typ, p)
-}
-func (w nodeWriter) Read(fn func(*raftstore.State)) { w.n.Read(fn) }
-
-func benchNode(b *testing.B) *raftstore.Node {
-	n, err := raftstore.Open(raftstore.Config{DataDir: b.TempDir(), Bootstrap: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { n.Shutdown() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := n.WaitLeader(ctx); err != nil {
-		b.Fatal(err)
-	}
-	return n
-}
-
 func seed(b *testing.B, n *raftstore.Node, count int) {
 	ctx := context.Background()
 	for i := 0; i < count; i++ {
@@ -105,7 +86,7 @@ func seed(b *testing.B, n *raftstore.Node, count int) {
 }
 
 func benchDriver(n *raftstore.Node) *Driver {
-	store := New(nodeWriter{n})
+	store := New(statewrite.Writer{Node: n})
 	inject := func(_ context.Context, _ string, m bridgeproto.ConversationInject) (*bridgeproto.InjectResult, error) {
 		return &bridgeproto.InjectResult{InjectID: "i", OK: true, DeliveryAck: &bridgeproto.DeliveryAck{Level: 1, StatusCode: 200}}, nil
 	}

@@ -78,6 +78,15 @@ func (s *Store) Link(ctx context.Context, l raftstore.ConvLink) (raftstore.Conve
 	return v.(raftstore.Conversation), nil
 }
 
+// SetClientLoop records what the plugin said of its instruction client loop.
+func (s *Store) SetClientLoop(ctx context.Context, l raftstore.ConvClientLoop) (raftstore.Conversation, error) {
+	v, err := s.apply(ctx, raftstore.CmdConvClientLoop, l)
+	if err != nil {
+		return raftstore.Conversation{}, err
+	}
+	return v.(raftstore.Conversation), nil
+}
+
 // SetStatus switches manual / auto / paused (reason for paused).
 func (s *Store) SetStatus(ctx context.Context, id, status, reason string) (raftstore.Conversation, error) {
 	v, err := s.apply(ctx, raftstore.CmdConvAutomation, raftstore.ConvAutomation{ConvLink: raftstore.ConvLink{LocalID: id}, Status: status, Reason: reason})

@@ -46,7 +46,7 @@ footer{color:#57606a;font-size:.85rem}
 {{end}}
 {{range .Cluster}}<tr><th>Node {{.NodeID}}{{if .Self}} (this node){{end}}</th><td>{{.Role}}{{if .APIAddr}} · {{.APIAddr}}{{end}}</td></tr>
 {{end}}
-{{range .Convs}}<tr><th>Conversation {{.ID}}</th><td>{{.AutomationStatus}} · {{.ExecutionState}}{{if .PauseReason}} · {{.PauseReason}}{{end}}</td></tr>
+{{range .Convs}}<tr><th>Conversation {{.ID}}</th><td>{{.AutomationStatus}} · {{.ExecutionState}}{{if .PauseReason}} · {{.PauseReason}}{{end}}{{if .ClientLoop}} · loop {{.ClientLoop}}{{end}}</td></tr>
 {{end}}
 {{range .Tasks}}<tr><th>Task {{.ID}}</th><td>{{.Kind}} · {{.Status}}</td></tr>
 {{end}}

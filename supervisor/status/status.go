@@ -51,6 +51,9 @@ type Conversation struct {
 	AutomationStatus string `json:"automation_status"`
 	ExecutionState   string `json:"execution_state"`
 	PauseReason      string `json:"pause_reason,omitempty"`
+	// ClientLoop is the plugin's instruction loop, e.g. "stopped: round
+	// limit reached (3/3)" or "running (1/10)"; empty until reported.
+	ClientLoop string `json:"client_loop,omitempty"`
 }
 
 // Task is one recent task line (filled by the daemon).

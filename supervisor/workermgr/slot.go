@@ -219,8 +219,15 @@ func describe(e *ExitInfo) string {
 // watch notices the exit of inst (polling go-plugin, which reaps it) and
 // kills it when it stops answering pings.
 func (s *slot) watch(ctx context.Context, inst *instance) {
-	poll := time.NewTicker(s.m.opts.PollInterval)
+	exitc, stopExit := pidExit(inst.pid)
+	defer stopExit()
+	pollEvery := s.m.opts.PollInterval
+	if exitc != nil && pollEvery < exitSafetyPoll {
+		pollEvery = exitSafetyPoll // the pidfd tells; polling is the safety net
+	}
+	poll := time.NewTicker(pollEvery)
 	defer poll.Stop()
+	fastPolls := 0
 	health := time.NewTicker(s.m.opts.HealthInterval)
 	defer health.Stop()
 	fails := 0
@@ -230,7 +237,19 @@ func (s *slot) watch(ctx context.Context, inst *instance) {
 			return
 		case <-inst.exited:
 			return
+		case <-exitc:
+			// Gone; go-plugin's wait goroutine reaps it within moments
+			// (once the worker's stdout and stderr reach EOF). Poll fast
+			// for a while, then at the normal pace should that take long.
+			exitc = nil
+			fastPolls = 200
+			poll.Reset(time.Millisecond)
 		case <-poll.C:
+			if fastPolls > 0 {
+				if fastPolls--; fastPolls == 0 {
+					poll.Reset(s.m.opts.PollInterval)
+				}
+			}
 			if inst.client.Exited() {
 				inst.markExited()
 				select {
@@ -255,10 +274,15 @@ func (s *slot) watch(ctx context.Context, inst *instance) {
 	}
 }
 
+// exitSafetyPoll is how often watch polls for an exit the pidfd already
+// reports: only in case the pidfd was opened on a reused pid.
+const exitSafetyPoll = time.Second
+
 // lease hands out the current instance, waiting while it (re)starts.
 func (s *slot) lease(ctx context.Context) (*Lease, error) {
-	deadline := time.NewTimer(s.m.opts.StartTimeout)
-	defer deadline.Stop()
+	// The deadline timer is made only once there is something to wait for:
+	// almost every lease finds the instance up.
+	var deadline *time.Timer
 	for {
 		s.mu.Lock()
 		if s.cur != nil {
@@ -275,6 +299,10 @@ func (s *slot) lease(ctx context.Context) (*Lease, error) {
 			return nil, fmt.Errorf("%s: %w (last exit: %s)", s.spec.Name, ErrFailed, lastExit)
 		case StateStopped:
 			return nil, ErrClosed
+		}
+		if deadline == nil {
+			deadline = time.NewTimer(s.m.opts.StartTimeout)
+			defer deadline.Stop()
 		}
 		select {
 		case <-changed:

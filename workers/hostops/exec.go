@@ -68,7 +68,7 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(pid int)
 	cmd := l.command(req.Command, dir)
 	// *os.File writers: the child writes straight into our pipes and Wait
 	// does not wait for copy goroutines; we drain them ourselves below.
-	cmd.Stdout, cmd.Stderr = stdoutW, stderrW
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = l.devNull, stdoutW, stderrW
 
 	start := cmd.Start
 	if l.traceLimits() {
@@ -77,7 +77,9 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(pid int)
 	startErr := l.spawner.Do(context.Background(), start)
 	stdoutW.Close()
 	stderrW.Close()
+	watch := watchExit(takePidfd(cmd))
 	if startErr != nil {
+		watch.close()
 		stdoutR.Close()
 		stderrR.Close()
 		return finish(CodeSpawnFailed, "start %s: %v", Shell, startErr)
@@ -92,42 +94,60 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(pid int)
 
 	outBuf, errBuf := newCappedBuffer(l.cfg.OutputCap), newCappedBuffer(l.cfg.OutputCap)
 	drained := make(chan struct{}, 2)
-	go func() { outBuf.drain(stdoutR); drained <- struct{}{} }()
-	go func() { errBuf.drain(stderrR); drained <- struct{}{} }()
+	go func() { outBuf.drain(stdoutR, l.readBufs); drained <- struct{}{} }()
+	go func() { errBuf.drain(stderrR, l.readBufs); drained <- struct{}{} }()
 
-	waitc := make(chan error, 1)
-	go func() { waitc <- cmd.Wait() }()
-	var waitErr error
-	select {
-	case waitErr = <-waitc:
-	case <-runCtx.Done():
-		KillGroup(pgid)
-		waitErr = <-waitc
+	// Timeout and cancel (the HTTP client went away) kill the group from
+	// the context's own callback, which ends the wait below; so this
+	// goroutine waits itself, with no waiter goroutine and no select to
+	// wake per command.
+	stopKill := context.AfterFunc(runCtx, func() { KillGroup(pgid) })
+	waitErr := watch.wait(cmd)
+	if !stopKill() {
 		res.TimedOut = ctx.Err() == nil // our deadline, not the caller's cancel
 	}
 	// The shell is gone; whatever is left in its group was started by this
 	// command and dies with it.
 	KillGroup(pgid)
-	grace := time.NewTimer(l.cfg.KillGrace())
-	for n := 0; n < 2; {
-		select {
-		case <-drained:
-			n++
-		case <-grace.C:
-			// Something left the group (setsid) and holds a pipe: stop reading.
-			stdoutR.Close()
-			stderrR.Close()
-		}
-	}
-	grace.Stop()
-	stdoutR.Close()
-	stderrR.Close()
+	l.awaitDrains(drained, stdoutR, stderrR)
 
 	res.FinishedAt = time.Now().UTC()
 	res.Stdout, res.StdoutTruncated = outBuf.result()
 	res.Stderr, res.StderrTruncated = errBuf.result()
 	l.describeExit(&res, cmd.ProcessState, waitErr, ctx.Err())
 	return res, nil
+}
+
+// awaitDrains waits for both output readers. Normally the pipes are at EOF
+// already (every writer is gone) and no timer is needed; when something left
+// the group (setsid) and still holds a pipe, reading stops after the kill
+// grace.
+func (l *Local) awaitDrains(drained <-chan struct{}, pipes ...*os.File) {
+	var grace <-chan time.Time
+	for n := 0; n < len(pipes); {
+		select {
+		case <-drained:
+			n++
+			continue
+		default:
+		}
+		if grace == nil {
+			t := time.NewTimer(l.cfg.KillGrace())
+			defer t.Stop()
+			grace = t.C
+		}
+		select {
+		case <-drained:
+			n++
+		case <-grace:
+			for _, p := range pipes {
+				p.Close()
+			}
+		}
+	}
+	for _, p := range pipes {
+		p.Close()
+	}
 }
 
 // describeExit fills exit code, signal, ok and the error fields.
@@ -176,6 +196,10 @@ func (l *Local) command(command, dir string) *exec.Cmd {
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if l.pidfd {
+		fd := -1
+		cmd.SysProcAttr.PidFD = &fd
+	}
 	if l.cfg.RunAsUID >= 0 || l.cfg.RunAsGID >= 0 {
 		uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
 		if l.cfg.RunAsUID >= 0 {

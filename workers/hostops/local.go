@@ -1,7 +1,9 @@
 package hostops
 
 import (
+	"os"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -10,13 +12,16 @@ import (
 
 // Local is the real HostOps, running in the worker process.
 type Local struct {
-	cfg     Config
-	log     hclog.Logger
-	paths   *resolver
-	spawner *pluginkit.Spawner
-	groups  *groups
-	env     []string
-	noTrace bool // limits go through the shim: tracing is not allowed here
+	cfg      Config
+	log      hclog.Logger
+	paths    *resolver
+	spawner  *pluginkit.Spawner
+	groups   *groups
+	env      []string
+	devNull  *os.File   // every command's stdin, opened once
+	readBufs *sync.Pool // output drain buffers
+	noTrace  bool       // limits go through the shim: tracing is not allowed here
+	pidfd    bool       // commands are waited for through a pidfd (exitwait.go)
 }
 
 var _ HostOps = (*Local)(nil)
@@ -28,7 +33,11 @@ func NewLocal(cfg Config, log hclog.Logger, spawner *pluginkit.Spawner, environ 
 	if err != nil {
 		return nil, err
 	}
-	l := &Local{cfg: cfg, log: log, paths: paths, spawner: spawner, groups: newGroups(), env: childEnv(environ, cfg.EnvAllow)}
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, err
+	}
+	l := &Local{cfg: cfg, log: log, paths: paths, spawner: spawner, groups: newGroups(), env: childEnv(environ, cfg.EnvAllow), devNull: devNull, readBufs: newReadBufs(), pidfd: pidfdWaitable()}
 	if len(cfg.Rlimits) > 0 {
 		if err := canTraceLimits(spawner, cfg.Rlimits); err != nil {
 			l.noTrace = true

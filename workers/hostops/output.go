@@ -31,9 +31,12 @@ func (b *cappedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// drain copies r into b until EOF or a read error (the read end was closed).
-func (b *cappedBuffer) drain(r io.Reader) {
-	buf := make([]byte, 32<<10)
+// drain copies r into b until EOF or a read error (the read end was closed),
+// through a buffer from bufs.
+func (b *cappedBuffer) drain(r io.Reader, bufs *sync.Pool) {
+	bp := bufs.Get().(*[]byte)
+	defer bufs.Put(bp)
+	buf := *bp
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
@@ -49,4 +52,11 @@ func (b *cappedBuffer) result() ([]byte, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf, b.truncated
+}
+
+// newReadBufs pools drain buffers. Two fresh 32 KB buffers per command
+// were most of the worker's garbage: a GC cycle every few dozen commands,
+// each waking threads on a machine that is busy running the commands.
+func newReadBufs() *sync.Pool {
+	return &sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 }

@@ -2,6 +2,7 @@ package hostops
 
 import (
 	"os"
+	"runtime"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -24,6 +25,9 @@ func Serve(log hclog.Logger) error {
 		if exe, err := os.Executable(); err == nil {
 			cfg.SelfExecutable = exe
 		}
+	}
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
 	}
 	spawner := pluginkit.NewSpawner()
 	impl, err := NewLocal(cfg, log, spawner, os.Environ())

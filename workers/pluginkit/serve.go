@@ -10,6 +10,16 @@ import (
 	"google.golang.org/grpc"
 )
 
+// FlowWindow is the fixed HTTP/2 flow-control window of worker connections,
+// per stream and per connection. A fixed window turns off gRPC's BDP
+// estimation, which on every data frame received while no probe was out
+// sends a window update and a PING, and the peer answers with a PING ack:
+// two extra writes and two extra wake-ups, in both directions, on each
+// small call such as an exec of `true`. Over a local socket there is no
+// bandwidth-delay product to find; 16 MB is the largest window the
+// estimator would have grown to.
+const FlowWindow = 16 << 20
+
 // MessageOverhead is added to a payload cap to size gRPC message limits:
 // room for the other fields of a message around its largest bytes field.
 const MessageOverhead = 1 << 20
@@ -53,7 +63,8 @@ func Serve(name string, p plugin.Plugin, maxMsg int, log hclog.Logger, onStop ..
 		Plugins:         plugin.PluginSet{name: p},
 		Logger:          log,
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			opts = append(opts, grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg))
+			opts = append(opts, grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg),
+				grpc.StaticStreamWindowSize(FlowWindow), grpc.StaticConnWindowSize(FlowWindow))
 			return grpc.NewServer(opts...)
 		},
 	})
@@ -85,6 +96,7 @@ func ClientConfig(o ClientOptions) *plugin.ClientConfig {
 		SkipHostEnv: true,
 		GRPCDialOptions: []grpc.DialOption{
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(o.MaxMsg), grpc.MaxCallSendMsgSize(o.MaxMsg)),
+			grpc.WithStaticStreamWindowSize(FlowWindow), grpc.WithStaticConnWindowSize(FlowWindow),
 		},
 	}
 }
