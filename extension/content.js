@@ -24,29 +24,44 @@
 
   // Conversation reports: the conversation id from the URL (/c/<id>), the
   // last reply once it stopped changing (final, not a partial), its id from
-  // data-message-id or a hash of its text; the messages the user sends (not
-  // the texts the extension typed itself); and the user typing, which stops
-  // the instruction loop at once (lib/convloop.js in the service worker).
-  // A classic content script cannot import lib/loop.js: its RESULT_MARKER.
-  const MARKER = '[instr-result] svcd instruction results';
+  // data-message-id or a hash of its text; the messages the user sent (not
+  // the texts the extension typed itself), those already in the page when
+  // this script attached included; and the user typing into the platform's
+  // input box, which stops the instruction loop at once (lib/convloop.js in
+  // the service worker). The rules that need no browser are lib/pagerules.js.
+  const { norm, editableTarget, typedInInput, userMessagesToReport } = globalThis.svcdPage;
   const injected = new Set(); // normalized texts this script typed into the page
-  const norm = (t) => String(t).replace(/\s+/g, ' ').trim();
   const hashID = async (prefix, text) => {
     const d = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
     return prefix + [...new Uint8Array(d)].slice(0, 12).map((x) => x.toString(16).padStart(2, '0')).join('');
+  };
+  // The platform's adapter (input, reply and user message selectors), asked
+  // of the worker once per page and again at every conversation tick.
+  let adapterAsked = null;
+  const adapter = (fresh) => {
+    if (fresh || !adapterAsked) adapterAsked = chrome.runtime.sendMessage({ adapterFor: location.href }).then((a) => a || {}, () => ({}));
+    return adapterAsked;
   };
   let lastUserTyping = 0;
   const m = location.pathname.match(/\/c\/([A-Za-z0-9._:-]{1,120})/);
   const conv = m ? { local: 'conv-' + m[1], remote: m[1] } : null;
   let typingSent = 0;
   document.addEventListener('keydown', (e) => {
-    if (!e.isTrusted) return;
-    lastUserTyping = Date.now();
-    // One notice per half second is enough: the first one stops the loop.
-    if (conv && lastUserTyping - typingSent > 500) {
-      typingSent = lastUserTyping;
-      chrome.runtime.sendMessage({ conversation: { kind: 'typing', ...conv } }).catch(() => {});
-    }
+    // Only a key in the input box is the user typing: the path is taken now,
+    // the adapter (a cached answer after the first key) decides. A key not
+    // in a text field at all asks the worker nothing.
+    const path = e.composedPath();
+    if (!e.isTrusted || !editableTarget(path)) return;
+    const at = Date.now();
+    adapter(false).then((ad) => {
+      if (!typedInInput(path, ad.inputSelector)) return;
+      lastUserTyping = Math.max(lastUserTyping, at);
+      // One notice per half second is enough: the first one stops the loop.
+      if (conv && at - typingSent > 500) {
+        typingSent = at;
+        chrome.runtime.sendMessage({ conversation: { kind: 'typing', ...conv } }).catch(() => {});
+      }
+    });
   }, true);
   if (conv) {
     const { local, remote } = conv;
@@ -54,23 +69,31 @@
     let lastText = '';
     let stableSince = 0;
     const sent = new Set();
-    // User messages already in the page at load were sent before anyone
-    // watched: only the elements that appear later are reported, each once.
+    // Every user message element is looked at once per page: those new since
+    // the last tick (all of them at the first) go to the worker by id, in
+    // page order; the worker reports the ids it never saw (a reload shows
+    // the same ids again: it reports none of them twice).
     const userSeen = new WeakSet();
-    let firstTick = true;
     setInterval(async () => {
-      const ad = (await chrome.runtime.sendMessage({ adapterFor: location.href })) || {};
-      const users = [...document.querySelectorAll(ad.userSelector || '.message.user')];
-      for (let i = 0; i < users.length; i++) {
-        const el = users[i];
-        if (userSeen.has(el)) continue;
+      const ad = await adapter(true);
+      const all = [...document.querySelectorAll(ad.userSelector || '.message.user')];
+      const fresh = [];
+      all.forEach((el, i) => {
+        // A bubble still without its text is looked at again next tick: its
+        // id may be the hash of the text.
+        const text = el.innerText;
+        if (userSeen.has(el) || (!el.dataset.messageId && !text.trim())) return;
         userSeen.add(el);
-        const t = norm(el.innerText);
-        if (firstTick || t.startsWith(MARKER) || injected.has(t)) continue;
-        const id = el.dataset.messageId || await hashID('u-' + i + '-', el.innerText);
-        chrome.runtime.sendMessage({ conversation: { kind: 'user', local, remote, message_id: id } });
+        fresh.push({ el, i, text });
+      });
+      if (fresh.length) {
+        const ids = [];
+        for (const k of userMessagesToReport(fresh, injected)) {
+          const { el, i, text } = fresh[k];
+          ids.push(el.dataset.messageId || await hashID('u-' + i + '-', text));
+        }
+        if (ids.length) chrome.runtime.sendMessage({ conversation: { kind: 'users', local, remote, ids } });
       }
-      firstTick = false;
       const els = document.querySelectorAll(ad.replySelector || '.message.assistant');
       const el = els[els.length - 1];
       if (!el) return;

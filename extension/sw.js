@@ -200,7 +200,7 @@ function reportAll() { for (const p of Object.keys(captured)) report(p); }
 // ---- relay: fetch inside the platform page (content script, page origin) ----
 
 async function ensureContent(tabId) {
-  await chrome.scripting.executeScript({ target: { tabId }, files: ['content.js'] });
+  await chrome.scripting.executeScript({ target: { tabId }, files: ['lib/pagerules.js', 'content.js'] });
 }
 
 async function relay(m) {
@@ -443,7 +443,7 @@ async function onConversation(c, tab) {
   switch (c.kind) {
     case 'link': send({ type: 'conversation_link', platform, local_conversation_id: c.local, remote_conversation_id: c.remote, url: tab.url, title: tab.title || '' }); return;
     case 'message': l.reply(ref, c); return;
-    case 'user': l.userMessage(ref, c); return;
+    case 'users': l.userMessages(ref, Array.isArray(c.ids) ? c.ids : []); return;
     case 'typing': l.typing(ref); return;
   }
 }

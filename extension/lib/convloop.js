@@ -70,13 +70,21 @@ export class ConversationLoops {
     return true;
   }
 
-  // userMessage: a message the user sent in the page. It starts a new loop;
-  // the daemon hears it as role user (which resets its round count) with the
-  // id only: it stores no text of it, so none is sent.
-  userMessage(ref, { message_id }) {
-    this.guard(ref).userMessage();
+  // userMessages: the user messages a page shows (those sent while it was
+  // open, and those already there when it loaded), by id in page order. Each
+  // one seen for the first time is reported once and starts a new loop; the
+  // daemon hears it as role user (which resets its round count and marks the
+  // id seen) with the id only: it stores no text of it, so none is sent. Ids
+  // decided on before (a reload, another tab of the conversation, a content
+  // script attached after a worker restart) are not reported again. It
+  // returns the ids reported.
+  userMessages(ref, ids) {
+    const g = this.guard(ref);
+    const fresh = g.unseenUsers(ids.filter((id) => typeof id === "string" && id !== ""));
+    if (fresh.length) g.userMessage();
     this.changed();
-    this.send(message(ref, message_id, "", "user"));
+    for (const id of fresh) this.send(message(ref, id, "", "user"));
+    return fresh;
   }
 
   // typing: the user types in the page; the loop stops at once.

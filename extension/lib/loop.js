@@ -55,6 +55,20 @@ export class LoopGuard {
     return false;
   }
 
+  // unseenUsers takes the ids of the user messages a page shows, in page
+  // order, and returns those never decided on, noting them as repeat does.
+  // Only the ids after the last one seen count: the page's history before a
+  // message reported earlier was there when it was reported, so a reload of
+  // a long conversation reports nothing again even once its oldest ids left
+  // the window of remembered ids.
+  unseenUsers(ids) {
+    let from = 0;
+    ids.forEach((id, i) => { if (this.seen.includes(id)) from = i + 1; });
+    const fresh = [...new Set(ids.slice(from))].filter((id) => !this.seen.includes(id));
+    for (const id of fresh) this.repeat(id);
+    return fresh;
+  }
+
   // state is what survives a service worker restart and what the popup shows.
   state() {
     return { rounds: this.rounds, failures: this.failures, notes: this.notes, stopped: this.stopped, skipped: this.skipped, epoch: this.epoch, seen: this.seen, maxRounds: this.maxRounds };

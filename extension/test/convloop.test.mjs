@@ -39,7 +39,7 @@ test("replies are reported up to the round limit, then the loop stops", async ()
   // A reply without instructions is reported (metadata) and ends nothing more.
   assert.equal(h.loops.reply(ref, { message_id: "m4", text: "done" }), true);
   // The user writes: a new loop, reported as role user without its text.
-  h.loops.userMessage(ref, { message_id: "u-1" });
+  h.loops.userMessages(ref, ["u-1"]);
   const u = h.reported().at(-1);
   assert.equal(u.role, "user");
   assert.equal(u.text, "");
@@ -141,7 +141,7 @@ test("firstFailure names the label and the daemon's error line", () => {
 test("a report of the loop before the user's message is never typed", async () => {
   const h = harness();
   h.loops.reply(ref, instrReply(1));
-  h.duringSleep = () => { h.loops.typing(ref); h.loops.userMessage(ref, { message_id: "u-1" }); };
+  h.duringSleep = () => { h.loops.typing(ref); h.loops.userMessages(ref, ["u-1"]); };
   await h.loops.inject(inject("inj_1", okReport));
   assert.deepEqual(h.typed, []);
   assert.equal(h.saved[ref.local].stopped, "");
@@ -180,6 +180,45 @@ test("the daemon hears each change of a loop once (conversation_loop)", async ()
   assert.equal(last.local_conversation_id, ref.local);
   assert.equal(last.remote_conversation_id, ref.remote);
   // The user writing starts a new loop: reported as running again.
-  h.loops.userMessage(ref, { message_id: "u1" });
+  h.loops.userMessages(ref, ["u1"]);
   assert.deepEqual(loops().at(-1), { state: "running", reason: undefined, rounds: 0, max_rounds: 2 });
+});
+
+test("user messages already in the page are reported once each, by id, with no text", () => {
+  const h = harness({ maxRounds: 1 });
+  const users = () => h.reported().filter((m) => m.role === "user");
+  // The page loads with two user messages and a reply: both messages are
+  // new, so both reach the daemon (which resets its round count on them).
+  assert.deepEqual(h.loops.userMessages(ref, ["u1", "u2"]), ["u1", "u2"]);
+  assert.deepEqual(users().map((m) => [m.message_id, m.text]), [["u1", ""], ["u2", ""]]);
+  assert.equal(h.loops.reply(ref, instrReply(1)), true);
+  assert.equal(h.loops.reply(ref, instrReply(2)), false);
+  assert.equal(h.saved[ref.local].stopped, STOP_ROUNDS);
+  // A reload (or a content script attached after a worker restart) shows
+  // them again: nothing is reported and the stopped loop stays stopped.
+  assert.deepEqual(h.loops.userMessages(ref, ["u1", "u2"]), []);
+  assert.equal(users().length, 2);
+  assert.equal(h.saved[ref.local].stopped, STOP_ROUNDS);
+  // A message the user sent since is the only one reported; it starts a new loop.
+  assert.deepEqual(h.loops.userMessages(ref, ["u1", "u2", "u3"]), ["u3"]);
+  assert.equal(users().length, 3);
+  assert.equal(h.saved[ref.local].stopped, "");
+});
+
+test("a reload of a long conversation reports nothing again", () => {
+  const h = harness();
+  const ids = Array.from({ length: 120 }, (_, i) => "u" + i);
+  assert.equal(h.loops.userMessages(ref, ids).length, 120);
+  // The remembered window holds the latest ids only; the history before the
+  // last one seen was reported with it and is not reported again.
+  assert.deepEqual(h.loops.userMessages(ref, ids), []);
+  assert.deepEqual(h.loops.userMessages(ref, [...ids, "u120"]), ["u120"]);
+});
+
+test("user message ids survive a worker restart (the saved guard)", () => {
+  const h = harness();
+  h.loops.userMessages(ref, ["u1"]);
+  const again = new ConversationLoops({ send: (m) => h.sent.push(m), type: async () => ({ ok: true }), save: () => {} }, h.saved);
+  assert.deepEqual(again.userMessages(ref, ["u1"]), []);
+  assert.deepEqual(again.userMessages(ref, ["", 7, "u2"]), ["u2"]);
 });
