@@ -108,6 +108,29 @@ func (b *browser) openTab(url string) {
 	}
 }
 
+// restartWorker stops the extension's service worker through DevTools, waits
+// until the daemon saw it go, and wakes it as a user would by opening the
+// popup; it returns once the restarted worker is connected again.
+func (b *browser) restartWorker(t *testing.T, d *harness.Daemon, clientID string) {
+	t.Helper()
+	// ServiceWorker.stopAllWorkers runs on a page session of the extension's origin.
+	if err := b.call("", "Target.createTarget", map[string]any{"url": "chrome-extension://" + extensionID + "/popup.html", "newWindow": true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	pg := b.attach(b.waitTarget("page", "chrome-extension://"+extensionID+"/popup.html", 10*time.Second).TargetID)
+	if err := b.call(pg, "ServiceWorker.enable", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.call(pg, "ServiceWorker.stopAllWorkers", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 15*time.Second, "the drop when the worker stopped", func() bool { return !extConnected(t, d, clientID) })
+	// The popup asks the worker for nothing; an event (the alarm, or any
+	// message) restarts it.
+	_ = b.eval(pg, `chrome.runtime.sendMessage({reconnect:true}).catch(()=>0)`, nil)
+	waitUntil(t, 30*time.Second, "the reconnect after the worker stopped", func() bool { return extConnected(t, d, clientID) })
+}
+
 // TestExtensionBridge drives the real extension against the real daemon and
 // two fake platform sites: capture (names + fingerprint only, canary nowhere
 // in the daemon's data, logs or answers), buffered and SSE relay through the
@@ -235,24 +258,7 @@ func TestExtensionBridge(t *testing.T) {
 		t.Logf("reconnected %s after the daemon was up again", time.Since(start).Round(time.Millisecond))
 	})
 
-	t.Run("worker_stopped", func(t *testing.T) {
-		// ServiceWorker.stopAllWorkers runs on a page session of the extension's origin.
-		if err := b.call("", "Target.createTarget", map[string]any{"url": "chrome-extension://" + extensionID + "/popup.html", "newWindow": true}, nil); err != nil {
-			t.Fatal(err)
-		}
-		pg := b.attach(b.waitTarget("page", "chrome-extension://"+extensionID+"/popup.html", 10*time.Second).TargetID)
-		if err := b.call(pg, "ServiceWorker.enable", nil, nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.call(pg, "ServiceWorker.stopAllWorkers", nil, nil); err != nil {
-			t.Fatal(err)
-		}
-		waitUntil(t, 15*time.Second, "the drop when the worker stopped", func() bool { return !extConnected(t, d, "chromium-e2e") })
-		// The popup asks the worker for nothing; an event (the alarm, or any
-		// message) restarts it. Send one as a user would by opening the popup.
-		_ = b.eval(pg, `chrome.runtime.sendMessage({reconnect:true}).catch(()=>0)`, nil)
-		waitUntil(t, 30*time.Second, "the reconnect after the worker stopped", func() bool { return extConnected(t, d, "chromium-e2e") })
-	})
+	t.Run("worker_stopped", func(t *testing.T) { b.restartWorker(t, d, "chromium-e2e") })
 
 	t.Run("popup_and_overlay", func(t *testing.T) {
 		popupTarget := b.waitTarget("page", "chrome-extension://"+extensionID+"/popup.html", 10*time.Second).TargetID

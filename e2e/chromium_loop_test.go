@@ -56,6 +56,56 @@ func ingests(d *harness.Daemon, local, status string) int {
 	return n
 }
 
+// pressKey sends one real key press (a trusted keyDown and keyUp through
+// DevTools) to whatever has the focus in the page.
+func (b *browser) pressKey(t *testing.T, pg, key, code string, keyCode int, text string) {
+	t.Helper()
+	for _, typ := range []string{"keyDown", "keyUp"} {
+		ev := map[string]any{"type": typ, "key": key, "code": code, "windowsVirtualKeyCode": keyCode}
+		if text != "" && typ == "keyDown" {
+			ev["text"] = text
+		}
+		if err := b.call(pg, "Input.dispatchKeyEvent", ev, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// userFrames are the role user conversation_message frames of conversation
+// local the worker sent to the daemon; each must carry an id and no text.
+func userFrames(t *testing.T, b *browser, local string) (ids []string) {
+	t.Helper()
+	for _, f := range strings.Split(b.frames.String(), "\n") {
+		var m struct {
+			Type, Role, Text string
+			LocalID          string `json:"local_conversation_id"`
+			MessageID        string `json:"message_id"`
+		}
+		if json.Unmarshal([]byte(f), &m) != nil || m.Type != "conversation_message" || m.Role != "user" || m.LocalID != local {
+			continue
+		}
+		if m.MessageID == "" || m.Text != "" {
+			t.Fatalf("the user message on the wire: %s", f)
+		}
+		ids = append(ids, m.MessageID)
+	}
+	return ids
+}
+
+// neverLeft fails when secret reached the wire, the daemon's log or its data dir.
+func neverLeft(t *testing.T, b *browser, d *harness.Daemon, secret string) {
+	t.Helper()
+	if strings.Contains(b.frames.String(), secret) {
+		t.Fatalf("%q in a frame to the daemon", secret)
+	}
+	if strings.Contains(d.Logs(), secret) {
+		t.Fatalf("%q in the daemon's log", secret)
+	}
+	if out, _ := exec.Command("grep", "-r", "-l", secret, d.DataDir).Output(); len(out) > 0 {
+		t.Fatalf("%q in the daemon's data dir: %s", secret, out)
+	}
+}
+
 func reports(texts []string) []string {
 	var out []string
 	for _, s := range texts {
@@ -95,22 +145,32 @@ func TestExtensionLoopRules(t *testing.T) {
 		// The reply is reported (one round): the daemon executes it and sends
 		// the report, which the extension holds for 2 s before typing it.
 		b.waitLoop(t, sw, "conv-type-u", "the first round", func(l loopState) bool { return l.Rounds == 1 })
+		// Keys outside the input box are not typing: scrolling the page and
+		// Escape leave the loop running, the report is typed and the AI's
+		// next block is the second round.
+		if err := b.eval(pg, `document.activeElement && document.activeElement.blur(), document.activeElement === document.body`, nil); err != nil {
+			t.Fatal(err)
+		}
+		b.pressKey(t, pg, "PageDown", "PageDown", 34, "")
+		b.pressKey(t, pg, "Escape", "Escape", 27, "")
+		waitUntil(t, 20*time.Second, "the first report typed", func() bool { return len(reports(site.sentIn("type-u"))) == 1 })
+		l := b.waitLoop(t, sw, "conv-type-u", "the second round", func(l loopState) bool { return l.Rounds == 2 || l.Stopped != "" })
+		if l.Stopped != "" {
+			t.Fatalf("keys outside the input box stopped the loop: %+v", l)
+		}
+		// A key in the input box is the user typing: the loop stops at once.
 		if err := b.eval(pg, `document.getElementById('prompt').focus(), true`, nil); err != nil {
 			t.Fatal(err)
 		}
-		for _, typ := range []string{"keyDown", "keyUp"} {
-			if err := b.call(pg, "Input.dispatchKeyEvent", map[string]any{"type": typ, "key": "h", "code": "KeyH", "text": "h", "windowsVirtualKeyCode": 72}, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-		l := b.waitLoop(t, sw, "conv-type-u", "the loop stopped by typing", func(l loopState) bool { return l.Stopped != "" })
+		b.pressKey(t, pg, "h", "KeyH", 72, "h")
+		l = b.waitLoop(t, sw, "conv-type-u", "the loop stopped by typing", func(l loopState) bool { return l.Stopped != "" })
 		if l.Stopped != "user typing" {
 			t.Fatalf("stopped for %q", l.Stopped)
 		}
 		// The daemon logs the ingest once the extension answered the inject.
-		waitUntil(t, 20*time.Second, "the round's ingest to finish", func() bool { return ingests(d, "conv-type-u", "executed") == 1 })
-		if r := reports(site.sentIn("type-u")); len(r) != 0 {
-			t.Fatalf("a report was typed although the user typed: %q", r)
+		waitUntil(t, 20*time.Second, "the second round's ingest to finish", func() bool { return ingests(d, "conv-type-u", "executed") == 2 })
+		if r := reports(site.sentIn("type-u")); len(r) != 1 {
+			t.Fatalf("the second round's report was typed although the user typed: %q", r)
 		}
 		// The daemon says why the report was not typed back.
 		if l := grepLines(d.Logs(), "report not injected"); !strings.Contains(l, "conv-type-u") || !strings.Contains(l, "user_typing") {
@@ -125,37 +185,17 @@ func TestExtensionLoopRules(t *testing.T) {
 		}
 		waitUntil(t, 20*time.Second, "the user message at the daemon", func() bool { return ingests(d, "conv-type-u", "user_message") == 1 })
 		deadline := time.Now().Add(30 * time.Second)
-		for len(reports(site.sentIn("type-u"))) != 1 {
+		for len(reports(site.sentIn("type-u"))) != 2 {
 			if time.Now().After(deadline) {
 				t.Fatalf("no report after the user's message: loop %+v, sent %q\n%s", b.loops(t, sw)["conv-type-u"], site.sentIn("type-u"), grepLines(d.Logs(), "type-u"))
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
 		// Metadata only: the message's id reached the daemon, its words did not.
-		var userFrames int
-		for _, f := range strings.Split(b.frames.String(), "\n") {
-			var m struct {
-				Type, Role, Text string
-				LocalID          string `json:"local_conversation_id"`
-				MessageID        string `json:"message_id"`
-			}
-			if json.Unmarshal([]byte(f), &m) != nil || m.Type != "conversation_message" || m.Role != "user" {
-				continue
-			}
-			userFrames++
-			if m.LocalID != "conv-type-u" || m.MessageID == "" || m.Text != "" {
-				t.Fatalf("the user message on the wire: %s", f)
-			}
+		if ids := userFrames(t, b, "conv-type-u"); len(ids) != 1 {
+			t.Fatalf("%d user messages on the wire, want 1:\n%s", len(ids), b.frames.String())
 		}
-		if userFrames != 1 || strings.Contains(b.frames.String(), "USERTEXT7") {
-			t.Fatalf("%d user messages on the wire, or the user's text in a frame:\n%s", userFrames, b.frames.String())
-		}
-		if strings.Contains(d.Logs(), "USERTEXT7") {
-			t.Fatal("the user's text reached the daemon's log")
-		}
-		if out, _ := exec.Command("grep", "-r", "-l", "USERTEXT7", d.DataDir).Output(); len(out) > 0 {
-			t.Fatalf("the user's text is in the daemon's data dir: %s", out)
-		}
+		neverLeft(t, b, d, "USERTEXT7")
 		if l := b.loops(t, sw)["conv-type-u"]; l.Stopped != "" || l.Rounds != 1 {
 			t.Fatalf("after the user's message: %+v", l)
 		}
@@ -239,5 +279,39 @@ func TestExtensionLoopRules(t *testing.T) {
 			return strings.Contains(text, "stopped: three failures in a row") && strings.Contains(text, "stopped: round limit reached")
 		})
 		b.screenshot(t, popupTarget, pg, "loop_popup.png")
+	})
+
+	// Last: it restarts the service worker, which the loops above must not see.
+	t.Run("user_history", func(t *testing.T) {
+		// The page loads with an earlier user message: it is reported once,
+		// by id with no text, and the daemon ingests it (resetting its count).
+		b.openTab(site.URL + "/c/hist-h")
+		waitUntil(t, 20*time.Second, "the earlier user message at the daemon", func() bool { return ingests(d, "conv-hist-h", "user_message") == 1 })
+		if ids := userFrames(t, b, "conv-hist-h"); len(ids) != 1 {
+			t.Fatalf("%d user messages on the wire, want 1:\n%s", len(ids), b.frames.String())
+		}
+		// A worker restart, then a reload: the new content script shows the
+		// same message to a new worker, which remembers it and reports
+		// nothing. The message the user sends next is the only new one; had
+		// the old id gone again, the daemon would have logged a repeat first.
+		b.restartWorker(t, d, "chromium-e2e")
+		pg := b.attach(b.waitTarget("page", site.URL+"/c/hist-h", 5*time.Second).TargetID)
+		if err := b.call(pg, "Page.reload", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, 10*time.Second, "the reloaded page", func() bool {
+			var ok bool
+			_ = b.eval(pg, `document.readyState === 'complete' && !!document.getElementById('send')`, &ok)
+			return ok
+		})
+		if err := b.eval(pg, `document.getElementById('prompt').value='a new question USERHIST4', document.getElementById('send').click(), true`, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, 20*time.Second, "the new user message at the daemon", func() bool { return ingests(d, "conv-hist-h", "user_message") == 2 })
+		if n := ingests(d, "conv-hist-h", "repeated"); n != 0 {
+			t.Fatalf("the earlier user message was reported again (%d repeats):\n%s", n, grepLines(d.Logs(), "conv-hist-h"))
+		}
+		neverLeft(t, b, d, "USERHIST3")
+		neverLeft(t, b, d, "USERHIST4")
 	})
 }

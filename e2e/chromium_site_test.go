@@ -22,7 +22,9 @@ import (
 // conversation whose id starts with "loop-" or "type-" always answers with
 // an instr block that succeeds (@svc::status), one starting with "fail-" with
 // one that fails (@svc::nope), so the instruction loop goes on until the
-// extension's loop rules stop it.
+// extension's loop rules stop it. A conversation whose id starts with
+// "hist-" loads with an earlier user message above the AI's reply (as a
+// platform shows a conversation's history), without a message id.
 type fakeSite struct {
 	*httptest.Server
 	canary    string
@@ -102,6 +104,10 @@ document.getElementById('send').onclick = async () => {
 };
 </script>`
 
+// histUserText is the earlier user message of a "hist-" conversation page:
+// its words must never leave the browser.
+const histUserText = "an earlier question USERHIST3"
+
 func newFakeSite(name, canary string) *fakeSite {
 	s := &fakeSite{canary: canary, turns: map[string]int{}}
 	mux := http.NewServeMux()
@@ -117,6 +123,9 @@ func newFakeSite(name, canary string) *fakeSite {
 			text, id = "Checking the daemon.\n\n```instr\n@svc::status\n```\n", "m-"+r.PathValue("id")
 		}
 		reply := `<div class="message assistant" style="white-space:pre-wrap" data-message-id="` + html.EscapeString(id) + `">` + html.EscapeString(text) + "</div>"
+		if strings.HasPrefix(r.PathValue("id"), "hist-") {
+			reply = `<div class="message user" style="white-space:pre-wrap">` + html.EscapeString(histUserText) + "</div>" + reply
+		}
 		fmt.Fprint(w, strings.Replace(page, `<div id="chat">`, `<div id="chat">`+reply, 1))
 	})
 	mux.HandleFunc("POST /api/login", func(w http.ResponseWriter, r *http.Request) {
