@@ -29,12 +29,8 @@
   // this script attached included; and the user typing into the platform's
   // input box, which stops the instruction loop at once (lib/convloop.js in
   // the service worker). The rules that need no browser are lib/pagerules.js.
-  const { norm, editableTarget, typedInInput, userMessagesToReport } = globalThis.svcdPage;
+  const { norm, editableTarget, typedInInput, userMessagesToReport, hashID, userMessageID } = globalThis.svcdPage;
   const injected = new Set(); // normalized texts this script typed into the page
-  const hashID = async (prefix, text) => {
-    const d = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
-    return prefix + [...new Uint8Array(d)].slice(0, 12).map((x) => x.toString(16).padStart(2, '0')).join('');
-  };
   // The platform's adapter (input, reply and user message selectors), asked
   // of the worker once per page and again at every conversation tick.
   let adapterAsked = null;
@@ -66,6 +62,12 @@
   if (conv) {
     const { local, remote } = conv;
     chrome.runtime.sendMessage({ conversation: { kind: 'link', local, remote } });
+    // What the extension typed into this conversation before this page
+    // loaded (a renewal text shows as a user message after a reload) is not
+    // the user's; the key names user messages without an id of their own.
+    const typedBefore = chrome.runtime.sendMessage({ typedIn: local }).then((l) => { for (const t of l || []) injected.add(norm(t)); }, () => {});
+    let keyAsked = null;
+    const userKey = () => (keyAsked ||= chrome.runtime.sendMessage({ userIdKey: true }).then((k) => k || '', () => '').then((k) => { if (!k) keyAsked = null; return k; }));
     let lastText = '';
     let stableSince = 0;
     const sent = new Set();
@@ -74,11 +76,12 @@
     // page order; the worker reports the ids it never saw (a reload shows
     // the same ids again: it reports none of them twice).
     const userSeen = new WeakSet();
-    setInterval(async () => {
-      const ad = await adapter(true);
-      const all = [...document.querySelectorAll(ad.userSelector || '.message.user')];
+    const users = async (ad) => {
+      const key = await userKey();
+      if (!key) return; // the worker did not answer: next tick
+      await typedBefore;
       const fresh = [];
-      all.forEach((el, i) => {
+      [...document.querySelectorAll(ad.userSelector || '.message.user')].forEach((el, i) => {
         // A bubble still without its text is looked at again next tick: its
         // id may be the hash of the text.
         const text = el.innerText;
@@ -86,14 +89,14 @@
         userSeen.add(el);
         fresh.push({ el, i, text });
       });
-      if (fresh.length) {
-        const ids = [];
-        for (const k of userMessagesToReport(fresh, injected)) {
-          const { el, i, text } = fresh[k];
-          ids.push(el.dataset.messageId || await hashID('u-' + i + '-', text));
-        }
-        if (ids.length) chrome.runtime.sendMessage({ conversation: { kind: 'users', local, remote, ids } });
+      const ids = [];
+      for (const k of userMessagesToReport(fresh, injected)) {
+        const { el, i, text } = fresh[k];
+        ids.push(await userMessageID({ dataId: el.dataset.messageId, index: i, text, key }));
       }
+      if (ids.length) chrome.runtime.sendMessage({ conversation: { kind: 'users', local, remote, ids } });
+    };
+    const reply = async (ad) => {
       const els = document.querySelectorAll(ad.replySelector || '.message.assistant');
       const el = els[els.length - 1];
       if (!el) return;
@@ -104,6 +107,18 @@
       if (sent.has(id)) return;
       sent.add(id);
       chrome.runtime.sendMessage({ conversation: { kind: 'message', local, remote, message_id: id, text } });
+    };
+    // One tick at a time, users before the reply: the worker hears the
+    // page's messages in page order.
+    let busy = false;
+    setInterval(async () => {
+      if (busy) return;
+      busy = true;
+      try {
+        const ad = await adapter(true);
+        await users(ad);
+        await reply(ad);
+      } finally { busy = false; }
     }, 300);
   }
 

@@ -8,6 +8,7 @@ import { withOrigins, platformForURL, cutQuery } from './lib/pageurl.js';
 import { sseParser } from './lib/sse.js';
 import { credentialFingerprint as fingerprint, headerNames, mergeHeaders } from './lib/fingerprint.js';
 import { ConversationLoops } from './lib/convloop.js';
+import { RESULT_MARKER } from './lib/loop.js';
 
 const VERSION = chrome.runtime.getManifest().version;
 let ws = null;
@@ -416,9 +417,40 @@ async function inject(m) {
   return (await loops()).inject(m);
 }
 
+// typedTexts remembers what the extension typed into each conversation
+// other than reports (which carry the result marker): renewal texts and the
+// like, the last 20, in chrome.storage.session (memory, not disk). A page
+// loaded later shows them as user messages; its content script asks for
+// them (typedIn) and does not take them for the user's.
+async function noteTyped(local, text) {
+  if (String(text).includes(RESULT_MARKER)) return;
+  const { typed = {} } = await chrome.storage.session.get('typed');
+  typed[local] = [...(typed[local] || []).filter((t) => t !== text).slice(-19), text];
+  await chrome.storage.session.set({ typed });
+}
+
+// userIdKey is the random key that names user messages without an id of
+// their own (lib/pagerules.js userMessageID). It lives in
+// chrome.storage.session (memory, never disk), like the loop guards and their
+// remembered ids: the names stay the same over reloads and worker restarts;
+// after a browser restart both are new, and a page's user messages are
+// reported once more under new names (the daemon only resets its count).
+let userIdKeyAsked = null;
+function userIdKey() {
+  userIdKeyAsked ||= (async () => {
+    const { userIdKey: k } = await chrome.storage.session.get('userIdKey');
+    if (k) return k;
+    const fresh = [...crypto.getRandomValues(new Uint8Array(16))].map((x) => x.toString(16).padStart(2, '0')).join('');
+    await chrome.storage.session.set({ userIdKey: fresh });
+    return fresh;
+  })().catch((e) => { userIdKeyAsked = null; throw e; });
+  return userIdKeyAsked;
+}
+
 // typeInto types text into the page that holds the conversation (the tab it
 // was linked from, else the platform's tab) and sends it.
 async function typeInto(ref, text) {
+  await noteTyped(ref.local, text).catch(() => {});
   let tab = null;
   const id = convTabs.get(ref.local);
   if (id !== undefined) tab = await chrome.tabs.get(id).catch(() => null);
@@ -453,6 +485,8 @@ chrome.runtime.onMessage.addListener((msg, sender, reply) => {
     onConversation(msg.conversation, sender.tab).catch(() => console.warn('svcd: a conversation report failed'));
     return false;
   }
+  if (msg && msg.typedIn && sender.tab) { chrome.storage.session.get('typed').then(({ typed }) => reply((typed || {})[msg.typedIn] || []), () => reply([])); return true; }
+  if (msg && msg.userIdKey && sender.tab) { userIdKey().then(reply, () => reply('')); return true; }
   if (msg && msg.adapterFor) { adapters().then((ads) => reply(ads.find((a) => a.platform === platformForURL(ads, msg.adapterFor)) || null)); return true; }
   if (msg && msg.status) { reply(statusView()); return false; }
   if (msg && msg.reconnect) { attempt = 0; connect(); return false; }

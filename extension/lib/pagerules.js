@@ -55,5 +55,21 @@
     return out;
   }
 
-  globalThis.svcdPage = Object.freeze({ MARKER, norm, editableTarget, typedInInput, userMessagesToReport });
+  // hashID names a message without an id of its own by a hash of its text.
+  async function hashID(prefix, text) {
+    const d = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+    return prefix + [...new Uint8Array(d)].slice(0, 12).map((x) => x.toString(16).padStart(2, '0')).join('');
+  }
+
+  // userMessageID: the page's id of a user message, else a hash of its
+  // position and text keyed with this install's secret (the worker's
+  // userIdKey): stable over reloads and worker restarts, but no guessable
+  // hash of the user's words (a short "yes" hashed bare would be) leaves
+  // the browser.
+  function userMessageID({ dataId, index, text, key }) {
+    if (dataId) return Promise.resolve(dataId);
+    return hashID('u-' + index + '-', key + '\n' + text);
+  }
+
+  globalThis.svcdPage = Object.freeze({ MARKER, norm, editableTarget, typedInInput, userMessagesToReport, hashID, userMessageID });
 })();

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import "../lib/pagerules.js";
 import { RESULT_MARKER } from "../lib/loop.js";
 
-const { MARKER, typedInInput, userMessagesToReport } = globalThis.svcdPage;
+const { MARKER, typedInInput, userMessagesToReport, userMessageID } = globalThis.svcdPage;
 
 // el is an element of an event's composed path as far as the rule looks at
 // it: what it matches (a fake of Element.matches over plain selectors).
@@ -49,4 +49,20 @@ test("reports and texts the extension typed are not user messages", () => {
   ];
   assert.deepEqual(userMessagesToReport(msgs, injected), [0, 3]);
   assert.deepEqual(userMessagesToReport([], injected), []);
+});
+
+test("a user message without an id of its own is named by a keyed hash", async () => {
+  const name = (over) => userMessageID({ dataId: undefined, index: 2, text: "yes", key: "k1", ...over });
+  // The page's own id wins.
+  assert.equal(await name({ dataId: "msg-9" }), "msg-9");
+  // The same message in a reloaded page gets the same name.
+  const id = await name();
+  assert.match(id, /^u-2-[0-9a-f]{24}$/);
+  assert.equal(await name(), id);
+  // Position, text and key all make it: without the key, "yes" would be a
+  // hash anyone can compute.
+  assert.notEqual(await name({ index: 3 }), id);
+  assert.notEqual(await name({ text: "no" }), id);
+  assert.notEqual(await name({ key: "k2" }), id);
+  assert.ok(!id.includes("yes"));
 });
