@@ -417,7 +417,7 @@ async function inject(m) {
   return (await loops()).inject(m);
 }
 
-// typedTexts remembers what the extension typed into each conversation
+// noteTyped remembers what the extension typed into each conversation
 // other than reports (which carry the result marker): renewal texts and the
 // like, the last 20, in chrome.storage.session (memory, not disk). A page
 // loaded later shows them as user messages; its content script asks for

@@ -62,10 +62,9 @@
   }
 
   // userMessageID: the page's id of a user message, else a hash of its
-  // position and text keyed with this install's secret (the worker's
-  // userIdKey): stable over reloads and worker restarts, but no guessable
-  // hash of the user's words (a short "yes" hashed bare would be) leaves
-  // the browser.
+  // position and text keyed with the worker's random key (sw.js userIdKey):
+  // stable over reloads and worker restarts, but no hash of the user's words
+  // that anyone could recompute (a short "yes" hashed bare) leaves the browser.
   function userMessageID({ dataId, index, text, key }) {
     if (dataId) return Promise.resolve(dataId);
     return hashID('u-' + index + '-', key + '\n' + text);
