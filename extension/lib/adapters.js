@@ -14,6 +14,8 @@ export function validateAdapter(a) {
   for (const k of ["inputSelector", "sendSelector", "replySelector"]) {
     if (typeof a[k] !== "string" || a[k] === "") errors.push(k + " is required");
   }
+  // The user's messages (reported by id) default to .message.user.
+  if ("userSelector" in a && (typeof a.userSelector !== "string" || a.userSelector === "")) errors.push("userSelector must be a selector when set");
   if (!Array.isArray(a.endpoints)) errors.push("endpoints must be an array");
   return errors;
 }

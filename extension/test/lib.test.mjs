@@ -28,6 +28,7 @@ test("every bundled adapter is valid data", () => {
   assert.equal(adapterFor(adapters, "https://chat.platform-b.example/c/1").platform, "platform_b");
   assert.equal(adapterFor(adapters, "https://elsewhere.example/"), undefined);
   assert.ok(validateAdapter({ platform: "x", origin: "nope" }).length >= 2);
+  assert.deepEqual(validateAdapter({ ...adapters[0], userSelector: "" }), ["userSelector must be a selector when set"]);
 });
 
 test("loop rules: rounds, own output, typing, three failures", () => {
