@@ -14,6 +14,9 @@ async function render() {
   c.className = st.connected ? 'ok' : 'bad';
   c.textContent = st.connected ? 'Connected' : 'Disconnected' + (st.lastError ? ': ' + st.lastError : '');
   $('conn').appendChild(c);
+  // Conversation reports made while the socket was down wait in the
+  // worker's outbox and go out after the next hello (a count, no content).
+  $('pending').textContent = st.pending ? `${st.pending} report${st.pending === 1 ? '' : 's'} waiting for the daemon` : '';
   $('mode').textContent = (st.snapshot && st.snapshot.system && st.snapshot.system.mode) || '?';
   // One row per platform: what this browser captured (names, fingerprint)
   // and the accounts the daemon keeps for it (labels and counts).

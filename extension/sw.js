@@ -9,13 +9,14 @@ import { sseParser } from './lib/sse.js';
 import { credentialFingerprint as fingerprint, headerNames, mergeHeaders } from './lib/fingerprint.js';
 import { ConversationLoops } from './lib/convloop.js';
 import { RESULT_MARKER } from './lib/loop.js';
+import { Outbox, KEPT_TYPES } from './lib/outbox.js';
 
 const VERSION = chrome.runtime.getManifest().version;
 let ws = null;
 let attempt = 0;
 let reconnectTimer = null;
 let keepaliveTimer = null;
-let state = { connected: false, lastError: '', snapshot: null, captured: {}, accounts: {}, loops: {}, connectedAt: 0 };
+let state = { connected: false, lastError: '', snapshot: null, captured: {}, accounts: {}, loops: {}, connectedAt: 0, pending: 0 };
 const relays = new Map(); // requestId -> port to the page
 
 // settings: the options page's chrome.storage.local values over an optional
@@ -51,6 +52,32 @@ function send(msg) {
   if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(msg));
 }
 
+// sendPaired writes msg only on an open socket the daemon said hello_ok on;
+// it says whether it did (the outbox keeps msg otherwise).
+function sendPaired(msg) {
+  if (!state.connected || !ws || ws.readyState !== WebSocket.OPEN) return false;
+  ws.send(JSON.stringify(msg));
+  return true;
+}
+
+// The conversation reports made while the socket is down wait in the outbox
+// (lib/outbox.js, chrome.storage.session) and go out in order after the next
+// hello_ok; the popup shows how many wait.
+const outbox = new Outbox({
+  load: async () => (await chrome.storage.session.get('outbox')).outbox,
+  store: (entries) => chrome.storage.session.set({ outbox: entries }),
+  trySend: sendPaired,
+  onChange: (n) => { state.pending = n; publish(); },
+});
+
+// post sends a report: the conversation reports through the outbox, the
+// rest (answers to one request on this connection, frames sent anew at
+// every hello) only on an open socket.
+function post(msg) {
+  if (!KEPT_TYPES.has(msg.type)) return send(msg);
+  outbox.post(msg).catch(() => console.warn('svcd: a report could not be queued'));
+}
+
 function publish() {
   chrome.storage.session.set({ status: statusView() }).catch(() => {});
 }
@@ -58,7 +85,7 @@ function publish() {
 // statusView is what the popup shows: state, names, labels, fingerprints and
 // loop states; never a captured value.
 function statusView() {
-  return { connected: state.connected, lastError: state.lastError, snapshot: state.snapshot, captured: state.captured, accounts: state.accounts, loops: state.loops };
+  return { connected: state.connected, lastError: state.lastError, snapshot: state.snapshot, captured: state.captured, accounts: state.accounts, loops: state.loops, pending: state.pending };
 }
 
 function scheduleReconnect(delay) {
@@ -101,6 +128,7 @@ async function onMessage(m) {
       clearInterval(keepaliveTimer);
       keepaliveTimer = setInterval(() => send({ type: 'keepalive', ts: Date.now() }), Math.min(m.keepalive_ms || 20000, 20000));
       publish();
+      outbox.flush().catch(() => {});
       reportAll();
       refreshAccounts();
       return;
@@ -405,7 +433,7 @@ function loops() {
     loopsReady = (async () => {
       const [{ loops: saved }, s] = await Promise.all([chrome.storage.session.get('loops'), settings()]);
       const save = (st) => { state.loops = st; chrome.storage.session.set({ loops: st }).catch(() => {}); publish(); overlayAll(); };
-      const l = new ConversationLoops({ send, type: typeInto, save, config: s.loop }, saved || {});
+      const l = new ConversationLoops({ send: post, type: typeInto, save, config: s.loop }, saved || {});
       state.loops = l.states();
       return l;
     })();
@@ -473,7 +501,7 @@ async function onConversation(c, tab) {
   convTabs.set(c.local, tab.id);
   const l = await loops();
   switch (c.kind) {
-    case 'link': send({ type: 'conversation_link', platform, local_conversation_id: c.local, remote_conversation_id: c.remote, url: tab.url, title: tab.title || '' }); return;
+    case 'link': post({ type: 'conversation_link', platform, local_conversation_id: c.local, remote_conversation_id: c.remote, url: tab.url, title: tab.title || '' }); return;
     case 'message': l.reply(ref, c); return;
     case 'users': l.userMessages(ref, Array.isArray(c.ids) ? c.ids : []); return;
     case 'typing': l.typing(ref); return;
@@ -519,4 +547,4 @@ chrome.runtime.onStartup.addListener(connect);
 chrome.runtime.onInstalled.addListener(connect);
 // A restarted worker keeps what the popup shows (names and fingerprints only;
 // the captured values lived in the old worker's memory and are gone).
-chrome.storage.session.get('status').then(({ status }) => { if (status && status.captured) state.captured = { ...status.captured, ...state.captured }; }).catch(() => {}).finally(() => { connect(); loops(); });
+chrome.storage.session.get('status').then(({ status }) => { if (status && status.captured) state.captured = { ...status.captured, ...state.captured }; }).catch(() => {}).finally(() => { connect(); loops(); outbox.flush().catch(() => {}); });

@@ -1,0 +1,117 @@
+// Outbox keeps the conversation reports (docs/bridge-protocol.md:
+// conversation_link, conversation_message, conversation_loop) that could not
+// go out because the WebSocket was down (daemon restarting, worker
+// reconnecting): the client loop has already decided on them (LoopGuard.seen
+// holds their ids, so a page reload does not report them again), and
+// dropping them would lose an AI reply for good and stall the loop.
+//
+// A report leaves the outbox only once it was written to an open, paired
+// socket (trySend returned true); until then it is kept, in order, in the
+// store (chrome.storage.session: memory, never disk), so a worker restart
+// keeps it too. A report sent and lost with a dying socket may be sent again
+// after a restart: the daemon counts a repeated message_id as "repeated" and
+// never runs it twice, and link and loop reports are idempotent.
+//
+// Its collaborators are passed in, so node's test runner drives it without a
+// browser (test/outbox.test.mjs).
+
+// KEPT_TYPES are the reports the outbox keeps. The others are answers to one
+// daemon request on one connection (inject_result, action_result, relay
+// frames; the daemon gave up on them with that connection) or are sent anew
+// at every hello (credentials, api_endpoints).
+export const KEPT_TYPES = new Set(["conversation_link", "conversation_message", "conversation_loop"]);
+
+export const OUTBOX_LIMIT = 100;
+// OUTBOX_BYTES stays well under chrome.storage.session's 10 MB quota (a
+// reply may be up to 256 KiB).
+export const OUTBOX_BYTES = 4 << 20;
+
+export class Outbox {
+  // deps: load() -> the saved entries; store(entries) keeps them; trySend(msg)
+  // -> true only when msg was written to an open, paired socket; onChange(n)
+  // hears the pending count; warn(text) for a dropped report.
+  constructor({ load, store, trySend, onChange = () => {}, warn = (t) => console.warn(t), limit = OUTBOX_LIMIT, maxBytes = OUTBOX_BYTES }) {
+    Object.assign(this, { load, store, trySend, onChange, warn, limit, maxBytes });
+    this.entries = null; // loaded on first use
+    this.stored = 0; // how many entries the store holds
+    this.notified = 0; // the pending count onChange last heard
+    this.chain = Promise.resolve();
+  }
+
+  // pending is the number of reports waiting (0 until loaded).
+  get pending() {
+    return this.entries ? this.entries.length : 0;
+  }
+
+  // post sends msg now when nothing waits and the socket is up, else keeps it
+  // behind the waiting ones. It resolves to whether msg went out.
+  post(msg) {
+    return this.run(async () => {
+      this.entries.push(msg);
+      this.bound();
+      await this.drain();
+      return !this.entries.includes(msg);
+    });
+  }
+
+  // flush sends the waiting reports in order (after a hello_ok), stopping at
+  // the first one that cannot go; it resolves to how many went out.
+  flush() {
+    return this.run(() => this.drain());
+  }
+
+  // run serializes every change: the load, posts and flushes, so the order
+  // of the reports is the order they were posted in, over a worker restart too.
+  run(op) {
+    const p = this.chain.then(async () => {
+      if (!this.entries) {
+        let saved = [];
+        try { saved = (await this.load()) || []; } catch { /* nothing kept */ }
+        this.entries = Array.isArray(saved) ? saved : [];
+        this.stored = this.entries.length;
+        // Reports posted before the load go behind the saved ones.
+        this.notify();
+      }
+      return op();
+    });
+    this.chain = p.catch(() => {});
+    return p;
+  }
+
+  async drain() {
+    const before = this.entries.length;
+    while (this.entries.length && this.sendOne(this.entries[0])) this.entries.shift();
+    if (this.entries.length || this.stored) {
+      try {
+        await this.store(this.entries);
+        this.stored = this.entries.length;
+      } catch {
+        this.warn("svcd: the outbox could not be kept in session storage");
+      }
+    }
+    this.notify();
+    return before - this.entries.length;
+  }
+
+  notify() {
+    if (this.notified === this.entries.length) return;
+    this.notified = this.entries.length;
+    this.onChange(this.notified);
+  }
+
+  sendOne(msg) {
+    try { return this.trySend(msg) === true; } catch { return false; }
+  }
+
+  // bound drops the oldest reports past the limits, saying so without
+  // naming anything of their content.
+  bound() {
+    let bytes = this.entries.reduce((n, m) => n + JSON.stringify(m).length, 0);
+    let dropped = 0;
+    while (this.entries.length > 1 && (this.entries.length > this.limit || bytes > this.maxBytes)) {
+      bytes -= JSON.stringify(this.entries.shift()).length;
+      dropped++;
+    }
+    if (dropped) this.warn(`svcd: outbox full, dropped the ${dropped} oldest report(s) waiting for the daemon`);
+  }
+}
