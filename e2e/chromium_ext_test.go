@@ -113,6 +113,16 @@ func (b *browser) openTab(url string) {
 // popup; it returns once the restarted worker is connected again.
 func (b *browser) restartWorker(t *testing.T, d *harness.Daemon, clientID string) {
 	t.Helper()
+	pg := b.stopWorker(t)
+	waitUntil(t, 15*time.Second, "the drop when the worker stopped", func() bool { return !extConnected(t, d, clientID) })
+	b.wakeWorker(pg)
+	waitUntil(t, 30*time.Second, "the reconnect after the worker stopped", func() bool { return extConnected(t, d, clientID) })
+}
+
+// stopWorker stops the extension's service worker through DevTools from a
+// popup page it opens, and returns that page's session.
+func (b *browser) stopWorker(t *testing.T) string {
+	t.Helper()
 	// ServiceWorker.stopAllWorkers runs on a page session of the extension's origin.
 	if err := b.call("", "Target.createTarget", map[string]any{"url": "chrome-extension://" + extensionID + "/popup.html", "newWindow": true}, nil); err != nil {
 		t.Fatal(err)
@@ -124,11 +134,13 @@ func (b *browser) restartWorker(t *testing.T, d *harness.Daemon, clientID string
 	if err := b.call(pg, "ServiceWorker.stopAllWorkers", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 15*time.Second, "the drop when the worker stopped", func() bool { return !extConnected(t, d, clientID) })
-	// The popup asks the worker for nothing; an event (the alarm, or any
-	// message) restarts it.
+	return pg
+}
+
+// wakeWorker starts the stopped worker again as a user would: the popup
+// asks the worker for nothing; an event (the alarm, or any message) restarts it.
+func (b *browser) wakeWorker(pg string) {
 	_ = b.eval(pg, `chrome.runtime.sendMessage({reconnect:true}).catch(()=>0)`, nil)
-	waitUntil(t, 30*time.Second, "the reconnect after the worker stopped", func() bool { return extConnected(t, d, clientID) })
 }
 
 // TestExtensionBridge drives the real extension against the real daemon and
