@@ -224,4 +224,22 @@ func TestLiveIngestOverTheBridge(t *testing.T) {
 	if _, err := p.WaitFor(5*time.Second, bridgeproto.TypeError, nil); err != nil {
 		t.Fatal(err)
 	}
+	// The extension's outbox may send a reply again after a daemon restart
+	// (sent on a socket that died before the daemon read it, or before the
+	// worker knew it went out): the id is remembered over the restart, so the
+	// reply is a repeat there too, not a second execution.
+	d.Restart()
+	p2 := connectPlugin(t, d, "live-plugin", nil)
+	_ = p2.Send(bridgeproto.ConversationMessage{Type: bridgeproto.TypeConversationMessage,
+		ConversationRef: bridgeproto.ConversationRef{Platform: "platform_b", LocalConversationID: "live-1", RemoteConversationID: "rb-1"},
+		MessageID:       "reply-1", Text: "Here you go:\n```instr\n@svc::exec::echo from-the-bridge\n```\n"})
+	waitUntil(t, 5*time.Second, "the repeat after the restart to be counted", func() bool {
+		var env struct{ Data convView }
+		d.Do("GET", "/v1/renewal/conversations/live-1", nil).Decode(t, &env)
+		return env.Data.RepeatedMessageCount == 2
+	})
+	d.Do("GET", "/v1/tasks", nil).Decode(t, &list)
+	if len(list.Data.Tasks) != 1 || p2.Count(bridgeproto.TypeConversationInject) != 0 {
+		t.Fatalf("the reply sent again after a restart ran again: %d tasks, %d injects", len(list.Data.Tasks), p2.Count(bridgeproto.TypeConversationInject))
+	}
 }
