@@ -102,6 +102,8 @@ async function connect() {
   let sock;
   try { sock = new WebSocket(s.daemon); } catch (e) { state.lastError = 'bad daemon address'; scheduleReconnect(); return; }
   ws = sock;
+  // Not paired until this socket's hello_ok: the outbox waits for it.
+  state.connected = false;
   sock.onopen = async () => {
     const tabs = await platformTabs();
     sock.send(JSON.stringify({ type: 'hello', token: s.token, clientId: s.clientId, browser: 'chrome', extension_version: VERSION, platforms: PLATFORMS, shell_runtime: { tabs: tabs.length } }));
