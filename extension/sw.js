@@ -108,7 +108,7 @@ async function connect() {
     const tabs = await platformTabs();
     sock.send(JSON.stringify({ type: 'hello', token: s.token, clientId: s.clientId, browser: 'chrome', extension_version: VERSION, platforms: PLATFORMS, shell_runtime: { tabs: tabs.length } }));
   };
-  sock.onmessage = (ev) => { let m; try { m = JSON.parse(ev.data); } catch { return; } onMessage(m).catch((e) => console.warn('svcd: handler failed', e && e.name)); };
+  sock.onmessage = (ev) => { if (ws === sock) outbox.heard(); let m; try { m = JSON.parse(ev.data); } catch { return; } onMessage(m).catch((e) => console.warn('svcd: handler failed', e && e.name)); };
   sock.onclose = (ev) => {
     if (ws !== sock) return;
     ws = null;
@@ -116,6 +116,7 @@ async function connect() {
     clearInterval(keepaliveTimer);
     for (const p of relays.values()) { try { p.disconnect(); } catch {} }
     relays.clear();
+    outbox.dropped();
     publish();
     if (ev.code === 4401) { state.lastError = 'pairing refused: check the token'; publish(); return; }
     scheduleReconnect();
@@ -405,7 +406,7 @@ async function action(m) {
         res.shell_runtime = await shellRuntime();
         send(res);
         for (let i = 0; i < repeat; i++) {
-          setTimeout(() => { const s = ws; ws = null; if (s) { s.onclose = null; s.close(1000, 'ws_reconnect'); } state.connected = false; scheduleReconnect(disconnectMs); }, i * (interval + disconnectMs));
+          setTimeout(() => { const s = ws; ws = null; if (s) { s.onclose = null; s.close(1000, 'ws_reconnect'); } state.connected = false; outbox.dropped(); scheduleReconnect(disconnectMs); }, i * (interval + disconnectMs));
         }
         return;
       }
@@ -542,7 +543,7 @@ async function overlayAll() {
 // New loop limits (options page or config) apply from the next decision;
 // the counts so far stay (chrome.storage.session).
 chrome.storage.onChanged.addListener((ch, area) => { if (area === 'local' && ch.loop) loopsReady = null; });
-chrome.storage.onChanged.addListener((ch, area) => { if (area === 'local' && (ch.token || ch.daemonURL || ch.origins)) { adaptersCache = null; attempt = 0; if (ws) { const s = ws; ws = null; s.onclose = null; s.close(); } connect(); } });
+chrome.storage.onChanged.addListener((ch, area) => { if (area === 'local' && (ch.token || ch.daemonURL || ch.origins)) { adaptersCache = null; attempt = 0; if (ws) { const s = ws; ws = null; s.onclose = null; s.close(); state.connected = false; outbox.dropped(); } connect(); } });
 chrome.alarms.create('svcd-watchdog', { periodInMinutes: 0.5 });
 chrome.alarms.onAlarm.addListener(() => { if (!ws) connect(); });
 chrome.runtime.onStartup.addListener(connect);

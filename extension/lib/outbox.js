@@ -5,12 +5,16 @@
 // holds their ids, so a page reload does not report them again), and
 // dropping them would lose an AI reply for good and stall the loop.
 //
-// A report leaves the outbox only once it was written to an open, paired
-// socket (trySend returned true); until then it is kept, in order, in the
-// store (chrome.storage.session: memory, never disk), so a worker restart
-// keeps it too. A report sent and lost with a dying socket may be sent again
-// after a restart: the daemon counts a repeated message_id as "repeated" and
-// never runs it twice, and link and loop reports are idempotent.
+// A report leaves the waiting list only once it was written to an open,
+// paired socket (trySend returned true); until then it is kept, in order, in
+// the store (chrome.storage.session: memory, never disk), so a worker
+// restart keeps it too. Written is not read: a daemon killed or restarting
+// may not have read the last frames before the socket closed. So a written
+// report stays in flight (in memory) until a frame from the daemon arrives
+// after it (the daemon was alive past it), and goes back to the head of the
+// waiting list when the socket drops first. Such a resend is safe: the
+// daemon counts a repeated message_id as "repeated" and never runs it twice,
+// and link and loop reports are idempotent.
 //
 // Its collaborators are passed in, so node's test runner drives it without a
 // browser (test/outbox.test.mjs).
@@ -35,6 +39,8 @@ export class Outbox {
     this.entries = null; // loaded on first use
     this.stored = 0; // how many entries the store holds
     this.notified = 0; // the pending count onChange last heard
+    this.inflight = []; // {seq, msg}: written, no daemon frame since
+    this.seq = 0; // counts the writes
     this.chain = Promise.resolve();
   }
 
@@ -60,6 +66,25 @@ export class Outbox {
     return this.run(() => this.drain());
   }
 
+  // heard: a frame from the daemon arrived; what was written before it is
+  // taken as read.
+  heard() {
+    const upTo = this.seq;
+    return this.run(() => { this.inflight = this.inflight.filter((e) => e.seq > upTo); });
+  }
+
+  // dropped: the socket closed; what is in flight waits again, ahead of the
+  // rest, for the next hello.
+  dropped() {
+    return this.run(async () => {
+      if (!this.inflight.length) return;
+      this.entries = [...this.inflight.map((e) => e.msg), ...this.entries];
+      this.inflight = [];
+      this.bound();
+      await this.drain();
+    });
+  }
+
   // run serializes every change: the load, posts and flushes, so the order
   // of the reports is the order they were posted in, over a worker restart too.
   run(op) {
@@ -80,7 +105,7 @@ export class Outbox {
 
   async drain() {
     const before = this.entries.length;
-    while (this.entries.length && this.sendOne(this.entries[0])) this.entries.shift();
+    while (this.entries.length && this.sendOne(this.entries[0])) this.inflight.push({ seq: ++this.seq, msg: this.entries.shift() });
     if (this.entries.length || this.stored) {
       try {
         await this.store(this.entries);

@@ -71,6 +71,32 @@ test("nothing is taken as sent when the send failed", async () => {
   assert.deepEqual(session.outbox.map((m) => m.message_id), ["m2"]);
 });
 
+test("a report written just before the socket dropped is sent again; one the daemon answered after is not", async () => {
+  const session = {};
+  const w = worker(session, { up: true });
+  await w.outbox.post(msg(1));
+  await w.outbox.heard(); // a daemon frame after m1: m1 was read
+  await w.outbox.post(msg(2));
+  assert.equal(w.outbox.pending, 0);
+  // The daemon dies before reading m2; the socket drops.
+  w.up = false;
+  await w.outbox.dropped();
+  await w.outbox.post(msg(3));
+  assert.equal(w.outbox.pending, 2);
+  assert.deepEqual(session.outbox.map((m) => m.message_id), ["m2", "m3"]);
+  w.up = true;
+  await w.outbox.flush();
+  assert.deepEqual(w.wire.map((m) => m.message_id), ["m1", "m2", "m2", "m3"]);
+  // A frame confirms what was written before it arrived, not what is
+  // written after: m4 is posted, the frame arrives before m4's turn came.
+  const posted = w.outbox.post(msg(4));
+  await w.outbox.heard();
+  await posted;
+  w.up = false;
+  await w.outbox.dropped();
+  assert.deepEqual(session.outbox.map((m) => m.message_id), ["m4"]);
+});
+
 test("the outbox survives a worker restart, and reports posted before its load go behind the saved ones", async () => {
   const session = {};
   const first = worker(session);
