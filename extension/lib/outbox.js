@@ -14,7 +14,9 @@
 // after it (the daemon was alive past it), and goes back to the head of the
 // waiting list when the socket drops first. Such a resend is safe: the
 // daemon counts a repeated message_id as "repeated" and never runs it twice,
-// and link and loop reports are idempotent.
+// and link and loop reports are idempotent. What is in flight is not kept
+// over a worker restart: a stopping worker closes its socket after what it
+// wrote, and resending it would only make the daemon count repeats.
 //
 // Its collaborators are passed in, so node's test runner drives it without a
 // browser (test/outbox.test.mjs).
