@@ -31,6 +31,10 @@ export const OUTBOX_LIMIT = 100;
 // OUTBOX_BYTES stays well under chrome.storage.session's 10 MB quota (a
 // reply may be up to 256 KiB).
 export const OUTBOX_BYTES = 4 << 20;
+// REPORT_BYTES: no valid report comes near it (a reply's text is at most
+// 256 KiB), and a frame past the daemon's max_message_bytes (8 MiB) closes
+// the connection: kept, it would be sent again after every reconnect.
+export const REPORT_BYTES = 2 << 20;
 
 export class Outbox {
   // deps: load() -> the saved entries; store(entries) keeps them; trySend(msg)
@@ -55,6 +59,10 @@ export class Outbox {
   // behind the waiting ones. It resolves to whether msg went out.
   post(msg) {
     return this.run(async () => {
+      if (JSON.stringify(msg).length > REPORT_BYTES) {
+        this.warn("svcd: a report too large for the daemon was dropped");
+        return false;
+      }
       this.entries.push(msg);
       this.bound();
       await this.drain();

@@ -129,6 +129,13 @@ test("the outbox is bounded: the oldest report goes, with a warning that names n
   const small = new Outbox({ load: async () => [], store: async () => {}, trySend: () => false, warn: () => {}, maxBytes: 600 });
   for (let i = 1; i <= 10; i++) await small.post(msg(i));
   assert.ok(small.pending < 10 && small.pending >= 1);
+  // One report the daemon could never take is not kept (it would close the
+  // connection after every reconnect).
+  const huge = worker({});
+  assert.equal(await huge.outbox.post({ ...msg(1), text: "x".repeat(3 << 20) }), false);
+  assert.equal(huge.outbox.pending, 0);
+  assert.equal(huge.warnings.length, 1);
+  assert.ok(!huge.warnings[0].includes("xxx"));
 });
 
 test("the conversation reports are kept; answers to one connection are not", () => {
