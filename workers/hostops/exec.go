@@ -55,11 +55,11 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(pid int)
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	stdoutR, stdoutW, err := os.Pipe()
+	stdoutR, stdoutW, err := outputPipe()
 	if err != nil {
 		return finish(CodeSpawnFailed, "pipe: %v", err)
 	}
-	stderrR, stderrW, err := os.Pipe()
+	stderrR, stderrW, err := outputPipe()
 	if err != nil {
 		stdoutR.Close()
 		stdoutW.Close()

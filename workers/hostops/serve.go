@@ -29,6 +29,10 @@ func Serve(log hclog.Logger) error {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
+	// No thread is woken by a command's exit (childsignal.go).
+	if _, err := quietChildExits(); err != nil {
+		log.Warn("SIGCHLD stays with Go's handler; each command's exit wakes a worker thread", "error", err)
+	}
 	spawner := pluginkit.NewSpawner()
 	impl, err := NewLocal(cfg, log, spawner, os.Environ())
 	if err != nil {
