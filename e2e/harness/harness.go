@@ -240,7 +240,8 @@ func (d *Daemon) Terminate(timeout time.Duration) error {
 }
 
 // Restart starts the daemon again on the same data dir (after Kill or
-// Terminate), on a new port.
+// Terminate): on Options.Addr when one was given (a plugin reconnecting to
+// a known address), else on a new free port.
 func (d *Daemon) Restart() {
 	d.t.Helper()
 	d.Kill()
