@@ -107,9 +107,11 @@ func BenchmarkPerfP1Relay(b *testing.B) {
 		Note: "latency sequential; req/s with 16 concurrent callers"})
 }
 
-// BenchmarkPerfP2SSE: an SSE relay. The figure's latency is a one-event
-// stream, relayed against read directly from the platform; Extra holds the
-// events/s of a 1000-event stream both ways.
+// BenchmarkPerfP2SSE: an SSE relay. The figure's latency is a whole
+// one-event stream (request set-up included), relayed against read directly
+// from the platform; Extra holds the events/s of a 1000-event stream both
+// ways, and the latency the bridge adds to each event of a running stream
+// (per_event_added_p50_us, see perEventLatency).
 func BenchmarkPerfP2SSE(b *testing.B) {
 	r := newPerfRig(b)
 	sse := func(n int) string {
@@ -160,12 +162,76 @@ func BenchmarkPerfP2SSE(b *testing.B) {
 		}
 		return float64(events*len(ds)) / sum.Seconds()
 	}
+	de, re := perEventLatency(b, r, samples)
 	base, subj := benchfig.Summarize("direct", dl, 0), benchfig.Summarize("relay", rl, 0)
+	ebase, esubj := benchfig.Summarize("", de, 0), benchfig.Summarize("", re, 0)
 	benchfig.Report(b, benchfig.Figure{ID: "P2", Name: "SSE through the bridge vs direct",
 		Goal: ">= 50000 events/s; added p50 <= 0.2 ms", Baseline: base, Subject: subj,
 		Extra: map[string]float64{"relay_events_per_s": perSec(rb), "direct_events_per_s": perSec(db),
-			"added_p50_us": subj.P50us - base.P50us},
-		Note: "latency: one-event stream; events/s: 1000-event streams"})
+			"one_event_stream_added_p50_us": subj.P50us - base.P50us,
+			"per_event_added_p50_us":        esubj.P50us - ebase.P50us,
+			"per_event_relay_p50_us":        esubj.P50us, "per_event_relay_p99_us": esubj.P99us,
+			"per_event_direct_p50_us": ebase.P50us, "per_event_direct_p99_us": ebase.P99us},
+		Note: "latency (p50/p95/p99 above): a whole one-event stream, request set-up included; " +
+			"per_event: each event of a running stream, platform write -> caller read, 1 ms apart"})
+}
+
+// perEventLatency measures what the bridge adds to each event of a running
+// stream: the platform stamps every event with the wall clock when it wrote
+// it (events 1 ms apart, so each one travels alone, as a model's tokens do),
+// and the caller takes the time each event reaches it. The first event of a
+// stream travels with the stream's set-up and is left out. Relayed and
+// direct streams alternate; it returns each event's latency, direct then
+// relayed.
+func perEventLatency(b *testing.B, r *perfRig, samples int) (direct, relayed []time.Duration) {
+	const perStream = 21
+	path := "/api/stream?stamp=1&delay_ms=1&n=" + strconv.Itoa(perStream)
+	read := func(body io.Reader, into *[]time.Duration) {
+		sc := bufio.NewScanner(body)
+		seen := 0
+		for sc.Scan() {
+			now := time.Now().UnixNano()
+			line := sc.Bytes()
+			if !bytes.HasPrefix(line, []byte("data: ")) {
+				continue
+			}
+			at := bytes.Index(line, []byte("t="))
+			if at < 0 {
+				continue
+			}
+			digits := line[at+2:]
+			if end := bytes.IndexFunc(digits, func(c rune) bool { return c < '0' || c > '9' }); end >= 0 {
+				digits = digits[:end]
+			}
+			stamp, err := strconv.ParseInt(string(digits), 10, 64)
+			if err != nil {
+				b.Fatalf("event stamp in %q: %v", line, err)
+			}
+			if seen++; seen > 1 {
+				*into = append(*into, time.Duration(now-stamp))
+			}
+		}
+		if seen != perStream {
+			b.Fatalf("stamped stream: %d of %d events", seen, perStream)
+		}
+	}
+	body, _ := json.Marshal(map[string]any{"platform": "platform_b", "path": path, "responseMode": "sse", "clientId": "bench"})
+	direct = make([]time.Duration, 0, samples)
+	relayed = make([]time.Duration, 0, samples)
+	streams := max(samples/(perStream-1), 5)
+	benchfig.Alternate(streams, func() {
+		resp, err := r.client.Get(r.plat.URL + path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		read(resp.Body, &direct)
+		resp.Body.Close()
+	}, func() {
+		resp := r.relay(b, string(body))
+		read(resp.Body, &relayed)
+		resp.Body.Close()
+	})
+	return direct, relayed
 }
 
 func execTrue(b *testing.B, client *http.Client, d *harness.Daemon) func() {
