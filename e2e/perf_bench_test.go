@@ -96,7 +96,9 @@ func BenchmarkPerfP1Relay(b *testing.B) {
 		direct()
 		relayed()
 	}
+	sw := threadSwitches(b, r.d.Pid())
 	dl, rl := benchfig.Alternate(n, direct, relayed)
+	perRequest := float64(threadSwitches(b, r.d.Pid())-sw) / float64(n)
 	dp, dwall := benchfig.Parallel(n, 16, direct)
 	rp, rwall := benchfig.Parallel(n, 16, relayed)
 	base, subj := benchfig.Summarize("direct", dl, 0), benchfig.Summarize("relay", rl, 0)
@@ -104,7 +106,9 @@ func BenchmarkPerfP1Relay(b *testing.B) {
 	subj.ReqPerS = benchfig.Summarize("", rp, rwall).ReqPerS
 	benchfig.Report(b, benchfig.Figure{ID: "P1", Name: "buffered relay vs cross-process direct HTTP",
 		Goal: "p50 <= 3x; >= 6000 req/s", Baseline: base, Subject: subj,
-		Note: "latency sequential; req/s with 16 concurrent callers"})
+		Extra: map[string]float64{"daemon_switches_per_request": perRequest},
+		Note: "latency sequential; req/s with 16 concurrent callers; daemon_switches_per_request: " +
+			"context switches of the daemon's threads per sequential relay"})
 }
 
 // BenchmarkPerfP2SSE: an SSE relay. The figure's latency is a whole
@@ -162,7 +166,9 @@ func BenchmarkPerfP2SSE(b *testing.B) {
 		}
 		return float64(events*len(ds)) / sum.Seconds()
 	}
+	sw := threadSwitches(b, r.d.Pid())
 	de, re := perEventLatency(b, r, samples)
+	perEvent := float64(threadSwitches(b, r.d.Pid())-sw) / float64(len(re))
 	base, subj := benchfig.Summarize("direct", dl, 0), benchfig.Summarize("relay", rl, 0)
 	ebase, esubj := benchfig.Summarize("", de, 0), benchfig.Summarize("", re, 0)
 	benchfig.Report(b, benchfig.Figure{ID: "P2", Name: "SSE through the bridge vs direct",
@@ -171,9 +177,12 @@ func BenchmarkPerfP2SSE(b *testing.B) {
 			"one_event_stream_added_p50_us": subj.P50us - base.P50us,
 			"per_event_added_p50_us":        esubj.P50us - ebase.P50us,
 			"per_event_relay_p50_us":        esubj.P50us, "per_event_relay_p99_us": esubj.P99us,
-			"per_event_direct_p50_us": ebase.P50us, "per_event_direct_p99_us": ebase.P99us},
+			"per_event_direct_p50_us": ebase.P50us, "per_event_direct_p99_us": ebase.P99us,
+			"daemon_switches_per_event": perEvent},
 		Note: "latency (p50/p95/p99 above): a whole one-event stream, request set-up included; " +
-			"per_event: each event of a running stream, platform write -> caller read, 1 ms apart"})
+			"per_event: each event of a running stream, platform write -> caller read, 1 ms apart; " +
+			"daemon_switches_per_event: context switches of the daemon's threads per relayed event, " +
+			"each stream's set-up spread over its 20 events"})
 }
 
 // perEventLatency measures what the bridge adds to each event of a running
@@ -406,4 +415,29 @@ func memMB(b *testing.B, pid int, file, field string) float64 {
 	}
 	b.Fatalf("no %s in /proc/%d/%s", field, pid, file)
 	return 0
+}
+
+// threadSwitches is the context switches (voluntary and not) of every
+// thread of process pid so far: the wake-ups a figure costs that process,
+// read before and after its samples.
+func threadSwitches(b *testing.B, pid int) int64 {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n int64
+	for _, t := range tasks {
+		raw, err := os.ReadFile(dir + "/" + t.Name() + "/status")
+		if err != nil {
+			continue // the thread exited since ReadDir
+		}
+		for _, line := range strings.Split(string(raw), "\n") {
+			if f := strings.Fields(line); len(f) == 2 && strings.HasSuffix(f[0], "ctxt_switches:") {
+				v, _ := strconv.ParseInt(f[1], 10, 64)
+				n += v
+			}
+		}
+	}
+	return n
 }
