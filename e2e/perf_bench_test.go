@@ -111,6 +111,59 @@ func BenchmarkPerfP1Relay(b *testing.B) {
 			"context switches of the daemon's threads per sequential relay"})
 }
 
+// BenchmarkPerfP1Floor: P1's floor on this machine. The relay skeleton
+// (relayskeleton_test.go: the same legs, fake plugin and platform, none of
+// the daemon's work) against the same cross-process direct baseline, with
+// the daemon's relay alternated in the same run.
+func BenchmarkPerfP1Floor(b *testing.B) {
+	r := newPerfRig(b)
+	sk := startSkeletonProcess(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p, _, err := fakeplugin.Dial(ctx, fakeplugin.Options{URL: "ws" + strings.TrimPrefix(sk, "http") + "/ws/browser", ClientID: "bench",
+		Platforms: map[string]string{bridgeproto.PlatformB: r.plat.URL}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { p.Close() })
+	direct := func() { r.get(b, r.plat.URL+"/api/echo") }
+	skeleton := func() {
+		resp, err := r.client.Post(sk+"/v1/browser/request", "application/json", strings.NewReader(benchRelayBody))
+		if err != nil {
+			b.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`/api/echo`)) {
+			b.Fatalf("skeleton: %d %s", resp.StatusCode, body)
+		}
+	}
+	relayed := func() { r.relayBuffered(b) }
+	n := benchfig.Samples(2000)
+	for i := 0; i < 100; i++ {
+		direct()
+		skeleton()
+		relayed()
+	}
+	var dl, sl, rl []time.Duration
+	for i := 0; i < n; i++ {
+		for _, side := range []struct {
+			fn  func()
+			out *[]time.Duration
+		}{{direct, &dl}, {skeleton, &sl}, {relayed, &rl}} {
+			t0 := time.Now()
+			side.fn()
+			*side.out = append(*side.out, time.Since(t0))
+		}
+	}
+	base, subj, daemon := benchfig.Summarize("direct", dl, 0), benchfig.Summarize("skeleton", sl, 0), benchfig.Summarize("", rl, 0)
+	benchfig.Report(b, benchfig.Figure{ID: "P1floor", Name: "relay skeleton (P1's floor) vs cross-process direct HTTP",
+		Goal: "none: says how far below P1's goal the architecture's floor is", Baseline: base, Subject: subj,
+		Extra: map[string]float64{"daemon_relay_p50_us": daemon.P50us, "daemon_relay_ratio_p50": daemon.P50us / base.P50us,
+			"daemon_over_skeleton_p50_us": daemon.P50us - subj.P50us},
+		Note: "direct, skeleton and the daemon's relay alternated, one call at a time"})
+}
+
 // BenchmarkPerfP2SSE: an SSE relay. The figure's latency is a whole
 // one-event stream (request set-up included), relayed against read directly
 // from the platform; Extra holds the events/s of a 1000-event stream both

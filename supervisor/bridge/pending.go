@@ -31,6 +31,7 @@ type Pending struct {
 	writeMu  sync.Mutex   // held by the sink and by the consumer while it writes
 	viaC     atomic.Int64 // frames put on C that the consumer has not written yet
 	lastAt   int64        // reader only: unix nanos of the previous frame routed
+	wasQuiet bool         // reader only: the previous frame came directGap after its own
 	directAt atomic.Int64 // unix nanos of the last frame the sink took
 }
 
@@ -65,17 +66,19 @@ func (p *Pending) fail(code, msg string) {
 	})
 }
 
-// directGap is how long a stream must have been quiet for its next event
-// to go to the sink on the reader's goroutine. Events of a burst closer
-// together than this go through C, so the consumer writes them with one
-// flush; a lone event (a model's next token) is written at once, without
-// waking the consumer's goroutine (issue 15, fourth pass).
+// directGap is how long a stream must have been quiet, before an event and
+// before the frame ahead of it, for the event to go to the sink on the
+// reader's goroutine. Events of a burst closer together than this go
+// through C, so the consumer writes them with one flush while the reader
+// reads on; a lone event (a model's next token) is written at once, without
+// waking the consumer's goroutine (issue 15, fourth pass). Asking for two
+// quiet gaps keeps a burst that merely stalled for a moment (its sender
+// descheduled) on C, where writing it does not stop the reader.
 const directGap = 200 * time.Microsecond
 
-// SetSink makes the stream_event frames of p that arrive alone (directGap
-// after the previous frame, with nothing on C that the consumer has not
-// written) go to sink on the connection's reader goroutine, instead of
-// through C. The sink runs under the lock Write takes, so its writes never
+// SetSink makes the stream_event frames of p that arrive alone (see
+// directGap), with nothing on C that the consumer has not written, go to
+// sink on the connection's reader goroutine instead of through C. The sink runs under the lock Write takes, so its writes never
 // interleave with the consumer's; it must not block on anything but the
 // HTTP caller's connection. Frames the consumer takes from C must be
 // handled inside Write, which keeps their order with the sink's.
@@ -119,8 +122,9 @@ func (p *Pending) LastDirect() time.Time {
 // reader, which then queues on C as before).
 func (p *Pending) route(m bridgeproto.Message, now int64) bool {
 	quiet := now-p.lastAt >= int64(directGap)
-	p.lastAt = now
-	if ev, ok := m.(*bridgeproto.StreamEvent); ok && quiet && p.viaC.Load() == 0 && p.sink.Load() != nil && p.writeMu.TryLock() {
+	alone := quiet && p.wasQuiet
+	p.lastAt, p.wasQuiet = now, quiet
+	if ev, ok := m.(*bridgeproto.StreamEvent); ok && alone && p.viaC.Load() == 0 && p.sink.Load() != nil && p.writeMu.TryLock() {
 		// Loaded again under the lock: the consumer may have cleared it.
 		if sink := p.sink.Load(); sink != nil {
 			p.directAt.Store(now)
