@@ -117,7 +117,7 @@ func BenchmarkPerfP1Relay(b *testing.B) {
 // the daemon's relay alternated in the same run.
 func BenchmarkPerfP1Floor(b *testing.B) {
 	r := newPerfRig(b)
-	sk := startSkeletonProcess(b)
+	sk, skPid := startSkeletonProcess(b)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	p, _, err := fakeplugin.Dial(ctx, fakeplugin.Options{URL: "ws" + strings.TrimPrefix(sk, "http") + "/ws/browser", ClientID: "bench",
@@ -146,6 +146,7 @@ func BenchmarkPerfP1Floor(b *testing.B) {
 		relayed()
 	}
 	var dl, sl, rl []time.Duration
+	skSw, dSw := threadSwitches(b, skPid), threadSwitches(b, r.d.Pid())
 	for i := 0; i < n; i++ {
 		for _, side := range []struct {
 			fn  func()
@@ -156,11 +157,13 @@ func BenchmarkPerfP1Floor(b *testing.B) {
 			*side.out = append(*side.out, time.Since(t0))
 		}
 	}
+	skSw, dSw = threadSwitches(b, skPid)-skSw, threadSwitches(b, r.d.Pid())-dSw
 	base, subj, daemon := benchfig.Summarize("direct", dl, 0), benchfig.Summarize("skeleton", sl, 0), benchfig.Summarize("", rl, 0)
 	benchfig.Report(b, benchfig.Figure{ID: "P1floor", Name: "relay skeleton (P1's floor) vs cross-process direct HTTP",
 		Goal: "none: says how far below P1's goal the architecture's floor is", Baseline: base, Subject: subj,
 		Extra: map[string]float64{"daemon_relay_p50_us": daemon.P50us, "daemon_relay_ratio_p50": daemon.P50us / base.P50us,
-			"daemon_over_skeleton_p50_us": daemon.P50us - subj.P50us},
+			"daemon_over_skeleton_p50_us":   daemon.P50us - subj.P50us,
+			"skeleton_switches_per_request": float64(skSw) / float64(n), "daemon_switches_per_request": float64(dSw) / float64(n)},
 		Note: "direct, skeleton and the daemon's relay alternated, one call at a time"})
 }
 

@@ -124,8 +124,8 @@ func (s *skeleton) request(w http.ResponseWriter, r *http.Request) {
 }
 
 // startSkeletonProcess runs the relay skeleton in another process and
-// returns its base URL.
-func startSkeletonProcess(tb testing.TB) string {
+// returns its base URL and pid.
+func startSkeletonProcess(tb testing.TB) (string, int) {
 	tb.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), skeletonChildEnv+"=1")
@@ -146,5 +146,5 @@ func startSkeletonProcess(tb testing.TB) string {
 	if err != nil || !strings.HasPrefix(line, "http://127.0.0.1:") {
 		tb.Fatalf("relay skeleton child: %q %v", line, err)
 	}
-	return strings.TrimSpace(line)
+	return strings.TrimSpace(line), cmd.Process.Pid
 }
