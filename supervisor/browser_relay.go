@@ -477,14 +477,17 @@ func (s *Server) streamRelay(w http.ResponseWriter, r *http.Request, p *bridge.P
 	}
 	for {
 		p.Lock()
-		gone := broken
+		sinkFailed := broken
+		gone := sinkFailed
 		if !gone && unflushed && len(p.C) == 0 {
 			unflushed = false
 			gone = sse.rc.Flush() != nil
 		}
 		p.Unlock()
 		if gone {
-			s.browser.hub.CancelRemote(p, "caller_gone")
+			if !sinkFailed { // else the sink has cancelled already
+				s.browser.hub.CancelRemote(p, "caller_gone")
+			}
 			res.Error = "caller_gone"
 			return nil
 		}

@@ -78,9 +78,10 @@ const directGap = 200 * time.Microsecond
 
 // SetSink makes the stream_event frames of p that arrive alone (see
 // directGap), with nothing on C that the consumer has not written, go to
-// sink on the connection's reader goroutine instead of through C. The sink runs under the lock Write takes, so its writes never
-// interleave with the consumer's; it must not block on anything but the
-// HTTP caller's connection. Frames the consumer takes from C must be
+// sink on the connection's reader goroutine instead of through C. The sink
+// runs under the lock Write takes, so its writes never interleave with the
+// consumer's; it must not block on anything but the HTTP caller's
+// connection. Frames the consumer takes from C must be
 // handled inside Write, which keeps their order with the sink's.
 func (p *Pending) SetSink(sink func(*bridgeproto.StreamEvent)) {
 	p.sink.Store(&sink)
