@@ -9,7 +9,7 @@ import (
 
 // TestMain removes the svcd binary the harness built once the tests are done.
 func TestMain(m *testing.M) {
-	if servePlatformChild() { // benchmarks' cross-process fake platform
+	if servePlatformChild() || serveSkeletonChild() { // benchmarks' other processes
 		return
 	}
 	os.Exit(harness.Main(m))

@@ -96,7 +96,9 @@ func BenchmarkPerfP1Relay(b *testing.B) {
 		direct()
 		relayed()
 	}
+	sw := threadSwitches(b, r.d.Pid())
 	dl, rl := benchfig.Alternate(n, direct, relayed)
+	perRequest := float64(threadSwitches(b, r.d.Pid())-sw) / float64(n)
 	dp, dwall := benchfig.Parallel(n, 16, direct)
 	rp, rwall := benchfig.Parallel(n, 16, relayed)
 	base, subj := benchfig.Summarize("direct", dl, 0), benchfig.Summarize("relay", rl, 0)
@@ -104,12 +106,72 @@ func BenchmarkPerfP1Relay(b *testing.B) {
 	subj.ReqPerS = benchfig.Summarize("", rp, rwall).ReqPerS
 	benchfig.Report(b, benchfig.Figure{ID: "P1", Name: "buffered relay vs cross-process direct HTTP",
 		Goal: "p50 <= 3x; >= 6000 req/s", Baseline: base, Subject: subj,
-		Note: "latency sequential; req/s with 16 concurrent callers"})
+		Extra: map[string]float64{"daemon_switches_per_request": perRequest},
+		Note: "latency sequential; req/s with 16 concurrent callers; daemon_switches_per_request: " +
+			"context switches of the daemon's threads per sequential relay"})
 }
 
-// BenchmarkPerfP2SSE: an SSE relay. The figure's latency is a one-event
-// stream, relayed against read directly from the platform; Extra holds the
-// events/s of a 1000-event stream both ways.
+// BenchmarkPerfP1Floor: P1's floor on this machine. The relay skeleton
+// (relayskeleton_test.go: the same legs, fake plugin and platform, none of
+// the daemon's work) against the same cross-process direct baseline, with
+// the daemon's relay alternated in the same run.
+func BenchmarkPerfP1Floor(b *testing.B) {
+	r := newPerfRig(b)
+	sk, skPid := startSkeletonProcess(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p, _, err := fakeplugin.Dial(ctx, fakeplugin.Options{URL: "ws" + strings.TrimPrefix(sk, "http") + "/ws/browser", ClientID: "bench",
+		Platforms: map[string]string{bridgeproto.PlatformB: r.plat.URL}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { p.Close() })
+	direct := func() { r.get(b, r.plat.URL+"/api/echo") }
+	skeleton := func() {
+		resp, err := r.client.Post(sk+"/v1/browser/request", "application/json", strings.NewReader(benchRelayBody))
+		if err != nil {
+			b.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`/api/echo`)) {
+			b.Fatalf("skeleton: %d %s", resp.StatusCode, body)
+		}
+	}
+	relayed := func() { r.relayBuffered(b) }
+	n := benchfig.Samples(2000)
+	for i := 0; i < 100; i++ {
+		direct()
+		skeleton()
+		relayed()
+	}
+	var dl, sl, rl []time.Duration
+	skSw, dSw := threadSwitches(b, skPid), threadSwitches(b, r.d.Pid())
+	for i := 0; i < n; i++ {
+		for _, side := range []struct {
+			fn  func()
+			out *[]time.Duration
+		}{{direct, &dl}, {skeleton, &sl}, {relayed, &rl}} {
+			t0 := time.Now()
+			side.fn()
+			*side.out = append(*side.out, time.Since(t0))
+		}
+	}
+	skSw, dSw = threadSwitches(b, skPid)-skSw, threadSwitches(b, r.d.Pid())-dSw
+	base, subj, daemon := benchfig.Summarize("direct", dl, 0), benchfig.Summarize("skeleton", sl, 0), benchfig.Summarize("", rl, 0)
+	benchfig.Report(b, benchfig.Figure{ID: "P1floor", Name: "relay skeleton (P1's floor) vs cross-process direct HTTP",
+		Goal: "none: says how far below P1's goal the architecture's floor is", Baseline: base, Subject: subj,
+		Extra: map[string]float64{"daemon_relay_p50_us": daemon.P50us, "daemon_relay_ratio_p50": daemon.P50us / base.P50us,
+			"daemon_over_skeleton_p50_us":   daemon.P50us - subj.P50us,
+			"skeleton_switches_per_request": float64(skSw) / float64(n), "daemon_switches_per_request": float64(dSw) / float64(n)},
+		Note: "direct, skeleton and the daemon's relay alternated, one call at a time"})
+}
+
+// BenchmarkPerfP2SSE: an SSE relay. The figure's latency is a whole
+// one-event stream (request set-up included), relayed against read directly
+// from the platform; Extra holds the events/s of a 1000-event stream both
+// ways, and the latency the bridge adds to each event of a running stream
+// (per_event_added_p50_us, see perEventLatency).
 func BenchmarkPerfP2SSE(b *testing.B) {
 	r := newPerfRig(b)
 	sse := func(n int) string {
@@ -160,12 +222,81 @@ func BenchmarkPerfP2SSE(b *testing.B) {
 		}
 		return float64(events*len(ds)) / sum.Seconds()
 	}
+	sw := threadSwitches(b, r.d.Pid())
+	de, re := perEventLatency(b, r, samples)
+	perEvent := float64(threadSwitches(b, r.d.Pid())-sw) / float64(len(re))
 	base, subj := benchfig.Summarize("direct", dl, 0), benchfig.Summarize("relay", rl, 0)
+	ebase, esubj := benchfig.Summarize("", de, 0), benchfig.Summarize("", re, 0)
 	benchfig.Report(b, benchfig.Figure{ID: "P2", Name: "SSE through the bridge vs direct",
 		Goal: ">= 50000 events/s; added p50 <= 0.2 ms", Baseline: base, Subject: subj,
 		Extra: map[string]float64{"relay_events_per_s": perSec(rb), "direct_events_per_s": perSec(db),
-			"added_p50_us": subj.P50us - base.P50us},
-		Note: "latency: one-event stream; events/s: 1000-event streams"})
+			"one_event_stream_added_p50_us": subj.P50us - base.P50us,
+			"per_event_added_p50_us":        esubj.P50us - ebase.P50us,
+			"per_event_relay_p50_us":        esubj.P50us, "per_event_relay_p99_us": esubj.P99us,
+			"per_event_direct_p50_us": ebase.P50us, "per_event_direct_p99_us": ebase.P99us,
+			"daemon_switches_per_event": perEvent},
+		Note: "latency (p50/p95/p99 above): a whole one-event stream, request set-up included; " +
+			"per_event: each event of a running stream, platform write -> caller read, 1 ms apart; " +
+			"daemon_switches_per_event: context switches of the daemon's threads per relayed event, " +
+			"each stream's set-up spread over its 20 events"})
+}
+
+// perEventLatency measures what the bridge adds to each event of a running
+// stream: the platform stamps every event with the wall clock when it wrote
+// it (events 1 ms apart, so each one travels alone, as a model's tokens do),
+// and the caller takes the time each event reaches it. The first event of a
+// stream travels with the stream's set-up and is left out. Relayed and
+// direct streams alternate; it returns each event's latency, direct then
+// relayed.
+func perEventLatency(b *testing.B, r *perfRig, samples int) (direct, relayed []time.Duration) {
+	const perStream = 21
+	path := "/api/stream?stamp=1&delay_ms=1&n=" + strconv.Itoa(perStream)
+	read := func(body io.Reader, into *[]time.Duration) {
+		sc := bufio.NewScanner(body)
+		seen := 0
+		for sc.Scan() {
+			now := time.Now().UnixNano()
+			line := sc.Bytes()
+			if !bytes.HasPrefix(line, []byte("data: ")) {
+				continue
+			}
+			at := bytes.Index(line, []byte("t="))
+			if at < 0 {
+				continue
+			}
+			digits := line[at+2:]
+			if end := bytes.IndexFunc(digits, func(c rune) bool { return c < '0' || c > '9' }); end >= 0 {
+				digits = digits[:end]
+			}
+			stamp, err := strconv.ParseInt(string(digits), 10, 64)
+			if err != nil {
+				b.Fatalf("event stamp in %q: %v", line, err)
+			}
+			if seen++; seen > 1 {
+				*into = append(*into, time.Duration(now-stamp))
+			}
+		}
+		if seen != perStream {
+			b.Fatalf("stamped stream: %d of %d events", seen, perStream)
+		}
+	}
+	body, _ := json.Marshal(map[string]any{"platform": "platform_b", "path": path, "responseMode": "sse", "clientId": "bench"})
+	direct = make([]time.Duration, 0, samples)
+	relayed = make([]time.Duration, 0, samples)
+	streams := max(samples/(perStream-1), 5)
+	benchfig.Alternate(streams, func() {
+		resp, err := r.client.Get(r.plat.URL + path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		read(resp.Body, &direct)
+		resp.Body.Close()
+	}, func() {
+		resp := r.relay(b, string(body))
+		read(resp.Body, &relayed)
+		resp.Body.Close()
+	})
+	return direct, relayed
 }
 
 func execTrue(b *testing.B, client *http.Client, d *harness.Daemon) func() {
@@ -340,4 +471,29 @@ func memMB(b *testing.B, pid int, file, field string) float64 {
 	}
 	b.Fatalf("no %s in /proc/%d/%s", field, pid, file)
 	return 0
+}
+
+// threadSwitches is the context switches (voluntary and not) of every
+// thread of process pid so far: the wake-ups a figure costs that process,
+// read before and after its samples.
+func threadSwitches(b *testing.B, pid int) int64 {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n int64
+	for _, t := range tasks {
+		raw, err := os.ReadFile(dir + "/" + t.Name() + "/status")
+		if err != nil {
+			continue // the thread exited since ReadDir
+		}
+		for _, line := range strings.Split(string(raw), "\n") {
+			if f := strings.Fields(line); len(f) == 2 && strings.HasSuffix(f[0], "ctxt_switches:") {
+				v, _ := strconv.ParseInt(f[1], 10, 64)
+				n += v
+			}
+		}
+	}
+	return n
 }

@@ -192,28 +192,36 @@ func retryAfterMs(h map[string]string) int64 {
 }
 
 // waitFrame waits for the next frame of p, the caller going away, p ending
-// or the timeout. Exactly one of the results is set.
+// or the timeout. Exactly one of the results is set. For a stream whose
+// events also go straight to the caller (Pending.SetSink), the timeout
+// counts from the later of the call and the last event the sink took.
 func (s *Server) waitFrame(ctx context.Context, p *bridge.Pending, timeout time.Duration) (bridgeproto.Message, error) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	select {
-	case m := <-p.C:
-		return m, nil
-	case <-ctx.Done():
-		s.browser.hub.CancelRemote(p, "caller_gone")
-		return nil, errCallerGone
-	case <-p.Done():
-		code, msg := p.Err()
-		switch code {
-		case "cancelled":
-			return nil, api.Conflict("request_cancelled", "request %s was cancelled (%s)", p.ID, msg)
-		case "client_disconnected":
-			return nil, api.NewError(http.StatusBadGateway, "client_disconnected", "%s", msg)
+	for {
+		select {
+		case m := <-p.C:
+			return m, nil
+		case <-ctx.Done():
+			s.browser.hub.CancelRemote(p, "caller_gone")
+			return nil, errCallerGone
+		case <-p.Done():
+			code, msg := p.Err()
+			switch code {
+			case "cancelled":
+				return nil, api.Conflict("request_cancelled", "request %s was cancelled (%s)", p.ID, msg)
+			case "client_disconnected":
+				return nil, api.NewError(http.StatusBadGateway, "client_disconnected", "%s", msg)
+			}
+			return nil, api.NewError(http.StatusBadGateway, code, "%s", msg)
+		case <-timer.C:
+			if left := time.Until(p.LastDirect().Add(timeout)); left > 0 {
+				timer.Reset(left)
+				continue
+			}
+			s.browser.hub.CancelRemote(p, "timeout")
+			return nil, api.NewError(http.StatusGatewayTimeout, "relay_timeout", "the browser client did not answer within %d ms", timeout.Milliseconds())
 		}
-		return nil, api.NewError(http.StatusBadGateway, code, "%s", msg)
-	case <-timer.C:
-		s.browser.hub.CancelRemote(p, "timeout")
-		return nil, api.NewError(http.StatusGatewayTimeout, "relay_timeout", "the browser client did not answer within %d ms", timeout.Milliseconds())
 	}
 }
 
@@ -392,6 +400,27 @@ func (s *Server) streamRelay(w http.ResponseWriter, r *http.Request, p *bridge.P
 		unflushed = false
 		return sse.event(name, data)
 	}
+	var seq int64
+	emit := func(event, data string) error {
+		seq++
+		res.Events = seq
+		return put(bridgeproto.TypeStreamEvent, sseStreamEvent{ClientID: res.ClientID, Data: data, Event: event, Platform: res.Platform, RequestID: res.RequestID, Seq: seq})
+	}
+	// Once the stream is open, an event that arrives alone is written by
+	// the connection's reader (the sink) instead of waking this goroutine
+	// for it (issue 15, fourth pass); bursts still come through p.C and go
+	// out with one flush. Everything below that writes holds p's lock.
+	broken := false // the sink's write to the caller failed
+	defer func() { p.Lock(); p.ClearSink(); p.Unlock() }()
+	sink := func(ev *bridgeproto.StreamEvent) {
+		if broken {
+			return
+		}
+		if emit(ev.Event, ev.Data) != nil {
+			broken = true
+			s.browser.hub.CancelRemote(p, "caller_gone")
+		}
+	}
 	opened := false
 	open := func(status int, headers map[string]string) error {
 		if opened {
@@ -400,13 +429,11 @@ func (s *Server) streamRelay(w http.ResponseWriter, r *http.Request, p *bridge.P
 		opened = true
 		res.Status, res.Headers = status, bridgeproto.SafeHeaders(headers)
 		out.Cancelled, out.Status, out.RetryAfterMs = false, status, retryAfterMs(headers)
-		return put(bridgeproto.TypeStreamOpen, with("status", status, "headers", res.Headers))
-	}
-	var seq int64
-	emit := func(event, data string) error {
-		seq++
-		res.Events = seq
-		return put(bridgeproto.TypeStreamEvent, sseStreamEvent{ClientID: res.ClientID, Data: data, Event: event, Platform: res.Platform, RequestID: res.RequestID, Seq: seq})
+		if err := put(bridgeproto.TypeStreamOpen, with("status", status, "headers", res.Headers)); err != nil {
+			return err
+		}
+		p.SetSink(sink)
+		return nil
 	}
 	end := func() { _ = sse.write(bridgeproto.TypeStreamEnd, with("events", seq)) }
 	fail := func(code, msg string) error {
@@ -414,32 +441,8 @@ func (s *Server) streamRelay(w http.ResponseWriter, r *http.Request, p *bridge.P
 		_ = sse.event(bridgeproto.TypeStreamError, with("code", code, "message", msg, "events", seq))
 		return nil
 	}
-	for {
-		if unflushed && len(p.C) == 0 {
-			unflushed = false
-			if sse.rc.Flush() != nil {
-				s.browser.hub.CancelRemote(p, "caller_gone")
-				return nil
-			}
-		}
-		m, err := first, error(nil)
-		if first != nil {
-			first = nil
-		} else {
-			m, err = s.waitFrame(r.Context(), p, timeout)
-		}
-		if err != nil {
-			if errors.Is(err, errCallerGone) {
-				res.Error = "caller_gone"
-				return nil
-			}
-			ae := api.AsError(err)
-			if ae.Code != "request_cancelled" {
-				out.Cancelled, out.Status = false, 0
-			}
-			return fail(ae.Code, ae.Message)
-		}
-		var werr error
+	// handle writes one frame taken from p.C; done: the stream is over.
+	handle := func(m bridgeproto.Message) (done bool, werr error) {
 		switch v := m.(type) {
 		case *bridgeproto.StreamOpen:
 			werr = open(v.Status, v.Headers)
@@ -451,16 +454,16 @@ func (s *Server) streamRelay(w http.ResponseWriter, r *http.Request, p *bridge.P
 			if werr = open(http.StatusOK, nil); werr == nil {
 				end()
 			}
-			return nil
+			return true, nil
 		case *bridgeproto.StreamError:
 			out.Cancelled, out.Status = false, 0
-			return fail(orDefault(v.Code, "relay_failed"), clip(v.Message))
+			return true, fail(orDefault(v.Code, "relay_failed"), clip(v.Message))
 		case *bridgeproto.APIResponse:
 			// A page that answered in one piece: open, one event, end,
 			// written together.
 			if v.Error != "" {
 				out.Cancelled, out.Status = false, 0
-				return fail("relay_failed", clip(v.Error))
+				return true, fail("relay_failed", clip(v.Error))
 			}
 			more = true
 			if werr = open(v.Status, v.Headers); werr == nil {
@@ -468,6 +471,54 @@ func (s *Server) streamRelay(w http.ResponseWriter, r *http.Request, p *bridge.P
 					end()
 				}
 			}
+			return true, nil
+		}
+		return false, werr
+	}
+	for {
+		p.Lock()
+		sinkFailed := broken
+		gone := sinkFailed
+		if !gone && unflushed && len(p.C) == 0 {
+			unflushed = false
+			gone = sse.rc.Flush() != nil
+		}
+		p.Unlock()
+		if gone {
+			if !sinkFailed { // else the sink has cancelled already
+				s.browser.hub.CancelRemote(p, "caller_gone")
+			}
+			res.Error = "caller_gone"
+			return nil
+		}
+		m, err := first, error(nil)
+		if first != nil {
+			first = nil
+		} else {
+			m, err = s.waitFrame(r.Context(), p, timeout)
+		}
+		if err != nil {
+			p.Lock() // the sink may be writing; held while the error event is written
+			p.ClearSink()
+			defer p.Unlock()
+			if broken || errors.Is(err, errCallerGone) {
+				res.Error = "caller_gone"
+				return nil
+			}
+			ae := api.AsError(err)
+			if ae.Code != "request_cancelled" {
+				out.Cancelled, out.Status = false, 0
+			}
+			return fail(ae.Code, ae.Message)
+		}
+		var done bool
+		var werr error
+		p.Write(func() {
+			if done, werr = handle(m); done {
+				p.ClearSink() // nothing may follow stream_end
+			}
+		})
+		if done {
 			return nil
 		}
 		if werr != nil {

@@ -16,7 +16,10 @@ import (
 //
 //	/api/echo           JSON echo of method, path, body and the request header names
 //	/api/complete       JSON completion of {"prompt"}
-//	/api/stream?n=N     text/event-stream with N data lines
+//	/api/stream?n=N     text/event-stream with N data lines ("chunk I");
+//	                    &delay_ms=D spaces them D ms apart, &stamp=1 makes
+//	                    each line "t=<unix nanos>", the wall clock when it
+//	                    was written (the per-event latency benchmark)
 //	/api/status?code=C&retry_after=S   status C, optional Retry-After
 //	/api/hang           blocks until the caller goes away (cancel tests)
 //
@@ -84,10 +87,17 @@ func (p *Platform) stream(w http.ResponseWriter, r *http.Request) {
 		n = 3
 	}
 	delay, _ := strconv.Atoi(r.URL.Query().Get("delay_ms"))
+	stamp := r.URL.Query().Get("stamp") == "1"
 	w.Header().Set("Content-Type", "text/event-stream")
 	rc := http.NewResponseController(w)
 	for i := 1; i <= n; i++ {
-		if _, err := fmt.Fprintf(w, "data: chunk %d\n\n", i); err != nil {
+		var err error
+		if stamp {
+			_, err = fmt.Fprintf(w, "data: t=%d\n\n", time.Now().UnixNano())
+		} else {
+			_, err = fmt.Fprintf(w, "data: chunk %d\n\n", i)
+		}
+		if err != nil {
 			return
 		}
 		if i%64 == 0 || i == n || delay > 0 {

@@ -120,7 +120,7 @@ func (h *Hub) route(c *Conn, id, kind string, m bridgeproto.Message) {
 			return
 		}
 	}
-	if !p.deliver(m) {
+	if !p.route(m, c.lastSeen.Load()) {
 		if p.ended() {
 			return
 		}

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/svcd/svcd/shared/bridgeproto"
@@ -24,6 +25,14 @@ type Pending struct {
 	errCode string
 	errMsg  string
 	lastSeq int64
+
+	// Direct delivery of a running stream's events (see SetSink).
+	sink     atomic.Pointer[func(*bridgeproto.StreamEvent)]
+	writeMu  sync.Mutex   // held by the sink and by the consumer while it writes
+	viaC     atomic.Int64 // frames put on C that the consumer has not written yet
+	lastAt   int64        // reader only: unix nanos of the previous frame routed
+	wasQuiet bool         // reader only: the previous frame came directGap after its own
+	directAt atomic.Int64 // unix nanos of the last frame the sink took
 }
 
 const (
@@ -55,6 +64,79 @@ func (p *Pending) fail(code, msg string) {
 		p.mu.Unlock()
 		close(p.done)
 	})
+}
+
+// directGap is how long a stream must have been quiet, before an event and
+// before the frame ahead of it, for the event to go to the sink on the
+// reader's goroutine. Events of a burst closer together than this go
+// through C, so the consumer writes them with one flush while the reader
+// reads on; a lone event (a model's next token) is written at once, without
+// waking the consumer's goroutine (issue 15, fourth pass). Asking for two
+// quiet gaps keeps a burst that merely stalled for a moment (its sender
+// descheduled) on C, where writing it does not stop the reader.
+const directGap = 200 * time.Microsecond
+
+// SetSink makes the stream_event frames of p that arrive alone (see
+// directGap), with nothing on C that the consumer has not written, go to
+// sink on the connection's reader goroutine instead of through C. The sink
+// runs under the lock Write takes, so its writes never interleave with the
+// consumer's; it must not block on anything but the HTTP caller's
+// connection. Frames the consumer takes from C must be
+// handled inside Write, which keeps their order with the sink's.
+func (p *Pending) SetSink(sink func(*bridgeproto.StreamEvent)) {
+	p.sink.Store(&sink)
+}
+
+// ClearSink stops direct delivery. The reader calls the sink only while it
+// holds the lock, so once a holder of the lock (inside Write, or between
+// Lock and Unlock) has cleared it, the sink is never called again: a
+// consumer must do so before it stops owning what the sink writes to.
+func (p *Pending) ClearSink() { p.sink.Store(nil) }
+
+// Write runs fn, the handling of a frame taken from C, under the sink's
+// lock, then counts that frame as written.
+func (p *Pending) Write(fn func()) {
+	p.writeMu.Lock()
+	defer p.writeMu.Unlock()
+	defer p.viaC.Add(-1)
+	fn()
+}
+
+// Lock and Unlock hold off the sink while the consumer writes something
+// that is not a frame taken from C (a flush, an error event).
+func (p *Pending) Lock()   { p.writeMu.Lock() }
+func (p *Pending) Unlock() { p.writeMu.Unlock() }
+
+// LastDirect is when the sink last took a frame (zero if never): the
+// consumer's idle timeout counts from it too.
+func (p *Pending) LastDirect() time.Time {
+	if at := p.directAt.Load(); at != 0 {
+		return time.Unix(0, at)
+	}
+	return time.Time{}
+}
+
+// route hands m to the sink or to C; it runs on the reader goroutine. An
+// event goes to the sink only when every earlier frame on C was written
+// (viaC is 0: only this goroutine adds to it) and the consumer is not
+// writing (TryLock: a consumer stuck on a slow caller must not hold up the
+// reader, which then queues on C as before).
+func (p *Pending) route(m bridgeproto.Message, now int64) bool {
+	quiet := now-p.lastAt >= int64(directGap)
+	alone := quiet && p.wasQuiet
+	p.lastAt, p.wasQuiet = now, quiet
+	if ev, ok := m.(*bridgeproto.StreamEvent); ok && alone && p.viaC.Load() == 0 && p.sink.Load() != nil && p.writeMu.TryLock() {
+		// Loaded again under the lock: the consumer may have cleared it.
+		if sink := p.sink.Load(); sink != nil {
+			p.directAt.Store(now)
+			(*sink)(ev)
+			p.writeMu.Unlock()
+			return true
+		}
+		p.writeMu.Unlock()
+	}
+	p.viaC.Add(1)
+	return p.deliver(m)
 }
 
 // deliverWait is how long the connection's reader waits for a full
