@@ -119,3 +119,67 @@ func openSSE(t *testing.T, base, token, body string) *http.Response {
 	}
 	return resp
 }
+
+// A caller that stops reading a stream must not hold up the plugin's other
+// requests. Lone events are written to the caller by the connection's
+// reader; once the caller's socket is full that write blocks, and without
+// a bound every frame of that plugin (here a buffered answer to another
+// caller) would wait behind it for good. The stalled caller loses its
+// stream after the bound, as a consumer stuck in the handler always did.
+func TestSSEStalledCallerDoesNotHoldUpTheConnection(t *testing.T) {
+	t.Parallel()
+	d := startBrowserDaemon(t)
+	p := connectPlugin(t, d, "sse-stall", nil, func(o *fakeplugin.Options) { o.Manual = true })
+
+	stalled := openSSE(t, d.URL, d.Token, `{"platform":"platform_c","path":"/api/stream","responseMode":"sse","requestId":"stall-1","timeoutMs":60000}`)
+	defer stalled.Body.Close() // never read: its socket fills up
+	if _, err := p.WaitFor(5*time.Second, bridgeproto.TypeAPIRequest, nil); err != nil {
+		t.Fatal(err)
+	}
+	send(t, p, bridgeproto.StreamOpen{Type: bridgeproto.TypeStreamOpen, RequestID: "stall-1", Status: 200})
+	// 48 lone events of 512 KiB (24 MiB) are more than loopback's socket
+	// buffers hold; each goes out alone, 2 ms after the one before.
+	chunk := strings.Repeat("x", 512<<10)
+	for seq := int64(1); seq <= 48; seq++ {
+		time.Sleep(2 * time.Millisecond)
+		send(t, p, bridgeproto.StreamEvent{Type: bridgeproto.TypeStreamEvent, RequestID: "stall-1", Seq: seq, Data: chunk})
+	}
+
+	// Another caller's buffered request through the same plugin.
+	type answer struct {
+		status int
+		body   string
+	}
+	got := make(chan answer, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", d.URL+"/v1/browser/request",
+			strings.NewReader(`{"platform":"platform_c","path":"/api/other","requestId":"other-1","timeoutMs":20000}`))
+		req.Header.Set("Authorization", "Bearer "+d.Token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			got <- answer{0, err.Error()}
+			return
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		_, _ = bufio.NewReader(resp.Body).WriteTo(&b)
+		got <- answer{resp.StatusCode, b.String()}
+	}()
+	if _, err := p.WaitFor(10*time.Second, bridgeproto.TypeAPIRequest, func(m fakeplugin.Msg) bool {
+		return strings.Contains(string(m.Raw), `"other-1"`)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	send(t, p, bridgeproto.APIResponse{Type: bridgeproto.TypeAPIResponse, RequestID: "other-1", Status: 200, Body: "still here"})
+	select {
+	case a := <-got:
+		if a.status != 200 || !strings.Contains(a.body, "still here") {
+			t.Fatalf("the other caller got %d %s", a.status, a.body)
+		}
+	case <-time.After(25 * time.Second):
+		t.Fatal("the other caller's answer is stuck behind the stalled stream")
+	}
+	// The stalled stream was given up: the page's request is cancelled.
+	waitUntil(t, 10*time.Second, "request_cancel of the stalled stream", func() bool { return contains(p.Cancels(), "stall-1") })
+}

@@ -412,11 +412,18 @@ func (s *Server) streamRelay(w http.ResponseWriter, r *http.Request, p *bridge.P
 	// out with one flush. Everything below that writes holds p's lock.
 	broken := false // the sink's write to the caller failed
 	defer func() { p.Lock(); p.ClearSink(); p.Unlock() }()
+	// The sink runs on the connection's reader, so a caller that stopped
+	// reading must not hold it longer than a full consumer may
+	// (bridge.DeliverWait): past that the write fails and the caller loses
+	// its stream, instead of every frame of the plugin waiting behind it.
 	sink := func(ev *bridgeproto.StreamEvent) {
 		if broken {
 			return
 		}
-		if emit(ev.Event, ev.Data) != nil {
+		_ = sse.rc.SetWriteDeadline(time.Now().Add(bridge.DeliverWait))
+		err := emit(ev.Event, ev.Data)
+		_ = sse.rc.SetWriteDeadline(time.Time{})
+		if err != nil {
 			broken = true
 			s.browser.hub.CancelRemote(p, "caller_gone")
 		}

@@ -139,22 +139,22 @@ func (p *Pending) route(m bridgeproto.Message, now int64) bool {
 	return p.deliver(m)
 }
 
-// deliverWait is how long the connection's reader waits for a full
+// DeliverWait is how long the connection's reader waits for a full
 // consumer before giving up on it. While it waits the plugin's frames stay
 // in TCP buffers, which is the back-pressure a burst (a fast stream to a
 // slower HTTP caller) needs; a consumer stuck longer loses its stream
 // rather than stalling every other request on the connection.
-const deliverWait = 2 * time.Second
+const DeliverWait = 2 * time.Second
 
 // deliver hands a frame to the waiting handler. It reports false when the
-// consumer did not take it within deliverWait or is gone.
+// consumer did not take it within DeliverWait or is gone.
 func (p *Pending) deliver(m bridgeproto.Message) bool {
 	select {
 	case p.C <- m:
 		return true
 	default:
 	}
-	t := time.NewTimer(deliverWait)
+	t := time.NewTimer(DeliverWait)
 	defer t.Stop()
 	select {
 	case p.C <- m:

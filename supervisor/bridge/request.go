@@ -70,7 +70,7 @@ func (h *Hub) CheckRequestID(id string) error {
 // 15): a buffered answer is one api_response, or stream_open, events and
 // stream_end taken as fast as they come; an SSE relay gets room for a burst
 // while its caller's connection catches up, and beyond that the reader's
-// deliverWait is the back-pressure. A fixed 1024 slots cost 16 KiB per
+// DeliverWait is the back-pressure. A fixed 1024 slots cost 16 KiB per
 // request for nothing.
 func pendingFrames(mode string) int {
 	if mode == bridgeproto.ModeSSE {
