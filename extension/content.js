@@ -25,11 +25,11 @@
   // Conversation reports: the conversation id from the URL (/c/<id>), the
   // last reply once it stopped changing (final, not a partial), its id from
   // data-message-id (a hash of it when the daemon would refuse it) or a hash
-  // of its text; the messages the user sent (not
-  // the texts the extension typed itself), those already in the page when
-  // this script attached included; and the user typing (or pasting) into the
-  // platform's input box, which stops the instruction loop at once (lib/convloop.js in
-  // the service worker). The rules that need no browser are lib/pagerules.js.
+  // of its text; the messages the user sent (not the texts the extension
+  // typed itself), those already in the page when this script attached
+  // included; and the user typing (or pasting) into the platform's input
+  // box, which stops the instruction loop at once (lib/convloop.js in the
+  // service worker). The rules that need no browser are lib/pagerules.js.
   const { norm, editableTarget, userTypingEvent, userMessagesToReport, hashID, pageMessageID, userMessageID } = globalThis.svcdPage;
   const injected = new Set(); // normalized texts this script typed into the page
   // The platform's adapter (input, reply and user message selectors), asked
