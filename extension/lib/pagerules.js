@@ -107,9 +107,9 @@
 
   // userMessageID: the page's id of a user message (pageMessageID), else a
   // hash of its position and text keyed with the worker's random key (sw.js
-  // userIdKey):
-  // stable over reloads and worker restarts, but no hash of the user's words
-  // that anyone could recompute (a short "yes" hashed bare) leaves the browser.
+  // userIdKey): stable over reloads and worker restarts, but no hash of the
+  // user's words that anyone could recompute (a short "yes" hashed bare)
+  // leaves the browser.
   function userMessageID({ dataId, index, text, key }) {
     if (dataId) return pageMessageID(dataId, key);
     return hashID('u-' + index + '-', key + '\n' + text);
