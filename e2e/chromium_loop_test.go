@@ -201,6 +201,74 @@ func TestExtensionLoopRules(t *testing.T) {
 		}
 	})
 
+	t.Run("user_paste", func(t *testing.T) {
+		b.openTab(site.URL + "/c/type-p")
+		pg := b.attach(b.waitTarget("page", site.URL+"/c/type-p", 10*time.Second).TargetID)
+		// The extension types its own report into the input box (a synthetic
+		// input event): that is not the user typing, the loop goes on.
+		b.waitLoop(t, sw, "conv-type-p", "the first round", func(l loopState) bool { return l.Rounds == 1 })
+		waitUntil(t, 20*time.Second, "the first report typed", func() bool { return len(reports(site.sentIn("type-p"))) == 1 })
+		l := b.waitLoop(t, sw, "conv-type-p", "the second round", func(l loopState) bool { return l.Rounds == 2 || l.Stopped != "" })
+		if l.Stopped != "" {
+			t.Fatalf("the extension's own typing stopped the loop: %+v", l)
+		}
+		// Text that comes with no key (a paste with the mouse, an input
+		// method): DevTools inserts it as the browser would, trusted
+		// beforeinput and input events and no keydown. The loop stops at once.
+		if err := b.eval(pg, `window.__keys = 0, document.addEventListener('keydown', () => window.__keys++, true), document.getElementById('prompt').focus(), true`, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.call(pg, "Input.insertText", map[string]any{"text": "pasted words"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		var keys int
+		if err := b.eval(pg, `document.getElementById('prompt').value === 'pasted words' ? window.__keys : -1`, &keys); err != nil || keys != 0 {
+			t.Fatalf("the insert: %d keydowns (-1: not in the box), %v", keys, err)
+		}
+		l = b.waitLoop(t, sw, "conv-type-p", "the loop stopped by the paste", func(l loopState) bool { return l.Stopped != "" })
+		if l.Stopped != "user typing" {
+			t.Fatalf("stopped for %q", l.Stopped)
+		}
+		waitUntil(t, 20*time.Second, "the second round's ingest to finish", func() bool { return ingests(d, "conv-type-p", "executed") == 2 })
+		if r := reports(site.sentIn("type-p")); len(r) != 1 {
+			t.Fatalf("the second round's report was typed although the user pasted: %q", r)
+		}
+		if l := grepLines(d.Logs(), "report not injected"); !strings.Contains(l, "conv-type-p") || !strings.Contains(l, "user_typing") {
+			t.Fatalf("no log of the refused injection:\n%s", l)
+		}
+	})
+
+	t.Run("long_page_id", func(t *testing.T) {
+		// The page's reply id has 300 bytes and spaces: the daemon would
+		// refuse it, so the extension names the reply by a hash of it. The
+		// reply is executed once and its report typed back.
+		b.openTab(site.URL + "/c/longid-x")
+		waitUntil(t, 20*time.Second, "the report typed", func() bool { return len(reports(site.sentIn("longid-x"))) == 1 })
+		// The AI's answer to the report has no instructions: the daemon
+		// hears it, and by then it ran the first reply exactly once.
+		waitUntil(t, 20*time.Second, "the answer to the report at the daemon", func() bool { return ingests(d, "conv-longid-x", "no_instructions") == 1 })
+		if n := ingests(d, "conv-longid-x", "executed"); n != 1 {
+			t.Fatalf("the daemon executed %d rounds, want 1:\n%s", n, grepLines(d.Logs(), "longid-x"))
+		}
+		if strings.Contains(b.frames.String(), longPageID) {
+			t.Fatal("the page's id the daemon refuses went on the wire")
+		}
+		var ids []string
+		for _, f := range strings.Split(b.frames.String(), "\n") {
+			var m struct {
+				Type      string
+				LocalID   string `json:"local_conversation_id"`
+				MessageID string `json:"message_id"`
+			}
+			if json.Unmarshal([]byte(f), &m) == nil && m.Type == "conversation_message" && m.LocalID == "conv-longid-x" {
+				ids = append(ids, m.MessageID)
+			}
+		}
+		if len(ids) != 2 || !regexp.MustCompile(`^pid~[0-9a-f]{24}$`).MatchString(ids[0]) || ids[1] != "m-longid-x-2" {
+			t.Fatalf("message ids on the wire: %q", ids)
+		}
+	})
+
 	t.Run("round_limit", func(t *testing.T) {
 		l := b.waitLoop(t, sw, "conv-loop-r", "the round limit", func(l loopState) bool { return l.Stopped != "" })
 		if l.Stopped != "round limit reached" || l.Rounds != 3 || l.Skipped != 1 {

@@ -24,7 +24,9 @@ import (
 // one that fails (@svc::nope), so the instruction loop goes on until the
 // extension's loop rules stop it. A conversation whose id starts with
 // "hist-" loads with an earlier user message above the AI's reply (as a
-// platform shows a conversation's history), without a message id.
+// platform shows a conversation's history), without a message id. One whose
+// id starts with "longid-" answers first with an instr block that succeeds
+// under longPageID, an id the daemon refuses, then without instructions.
 type fakeSite struct {
 	*httptest.Server
 	canary    string
@@ -71,11 +73,20 @@ func (s *fakeSite) aiReply(id string) (text, msgID string) {
 	switch {
 	case strings.HasPrefix(id, "loop-"), strings.HasPrefix(id, "type-"):
 		return fmt.Sprintf("Round %d: checking the daemon.\n\n```instr\n@svc::status\n```\n", n), msgID
+	case strings.HasPrefix(id, "longid-"):
+		if n == 1 {
+			return "Checking the daemon.\n\n```instr\n@svc::status\n```\n", longPageID
+		}
+		return "All done.", msgID
 	case strings.HasPrefix(id, "fail-"):
 		return fmt.Sprintf("Attempt %d.\n\n```instr\n@svc::nope\n```\n", n), msgID
 	}
 	return "", ""
 }
+
+// longPageID is a message id as some pages have them: 300 bytes with
+// spaces, which the daemon refuses as a message_id (bridgeproto checkID).
+var longPageID = strings.Repeat("a reply id with spaces ", 14)[:300]
 
 const sitePage = `<!doctype html><meta charset="utf-8"><title>fake %s</title>
 <h1>fake %s</h1><div class="reply">hello from the fake platform</div>

@@ -24,12 +24,13 @@
 
   // Conversation reports: the conversation id from the URL (/c/<id>), the
   // last reply once it stopped changing (final, not a partial), its id from
-  // data-message-id or a hash of its text; the messages the user sent (not
-  // the texts the extension typed itself), those already in the page when
-  // this script attached included; and the user typing into the platform's
-  // input box, which stops the instruction loop at once (lib/convloop.js in
-  // the service worker). The rules that need no browser are lib/pagerules.js.
-  const { norm, editableTarget, typedInInput, userMessagesToReport, hashID, userMessageID } = globalThis.svcdPage;
+  // data-message-id (a hash of it when the daemon would refuse it) or a hash
+  // of its text; the messages the user sent (not the texts the extension
+  // typed itself), those already in the page when this script attached
+  // included; and the user typing (or pasting) into the platform's input
+  // box, which stops the instruction loop at once (lib/convloop.js in the
+  // service worker). The rules that need no browser are lib/pagerules.js.
+  const { norm, editableTarget, userTypingEvent, userMessagesToReport, hashID, pageMessageID, userMessageID } = globalThis.svcdPage;
   const injected = new Set(); // normalized texts this script typed into the page
   // The platform's adapter (input, reply and user message selectors), asked
   // of the worker once per page and again at every conversation tick.
@@ -42,15 +43,20 @@
   const m = location.pathname.match(/\/c\/([A-Za-z0-9._:-]{1,120})/);
   const conv = m ? { local: 'conv-' + m[1], remote: m[1] } : null;
   let typingSent = 0;
-  document.addEventListener('keydown', (e) => {
-    // Only a key in the input box is the user typing: the path is taken now,
-    // the adapter (a cached answer after the first key) decides. A key not
-    // in a text field at all asks the worker nothing.
+  // Above zero while this script types into the page itself: what that
+  // causes is never the user typing (pagerules.js userTypingEvent).
+  let selfTyping = 0;
+  const onTyping = (e) => {
+    // Only an event in the input box is the user typing: the path and
+    // whether this script caused it are taken now, the adapter (a cached
+    // answer after the first event) decides. An event not in a text field
+    // at all asks the worker nothing.
     const path = e.composedPath();
-    if (!e.isTrusted || !editableTarget(path)) return;
+    const self = selfTyping > 0;
+    if (!e.isTrusted || self || !editableTarget(path)) return;
     const at = Date.now();
     adapter(false).then((ad) => {
-      if (!typedInInput(path, ad.inputSelector)) return;
+      if (!userTypingEvent({ type: e.type, isTrusted: e.isTrusted, path }, ad.inputSelector, self)) return;
       lastUserTyping = Math.max(lastUserTyping, at);
       // One notice per half second is enough: the first one stops the loop.
       if (conv && at - typingSent > 500) {
@@ -58,7 +64,10 @@
         chrome.runtime.sendMessage({ conversation: { kind: 'typing', ...conv } }).catch(() => {});
       }
     });
-  }, true);
+  };
+  // A key, or text that came without one (a paste with the mouse, an input
+  // method, dictation): beforeinput and input follow every change of the box.
+  for (const type of ['keydown', 'beforeinput', 'input', 'paste']) document.addEventListener(type, onTyping, true);
   if (conv) {
     const { local, remote } = conv;
     chrome.runtime.sendMessage({ conversation: { kind: 'link', local, remote } });
@@ -103,7 +112,9 @@
       const text = el.innerText;
       if (text !== lastText) { lastText = text; stableSince = Date.now(); return; }
       if (Date.now() - stableSince < 800) return;
-      const id = el.dataset.messageId || await hashID('h-', text);
+      // The page's id if the daemon takes it as it is, else a hash of it.
+      const pageId = el.dataset.messageId;
+      const id = pageId ? await pageMessageID(pageId) : await hashID('h-', text);
       if (sent.has(id)) return;
       sent.add(id);
       chrome.runtime.sendMessage({ conversation: { kind: 'message', local, remote, message_id: id, text } });
@@ -130,9 +141,12 @@
       const box = document.querySelector(ad.inputSelector);
       if (!box) { reply({ ok: false, reason: 'input box not found' }); return false; }
       injected.add(norm(msg.text));
-      box.focus();
-      box.value = msg.text;
-      box.dispatchEvent(new Event('input', { bubbles: true }));
+      selfTyping++;
+      try {
+        box.focus();
+        box.value = msg.text;
+        box.dispatchEvent(new Event('input', { bubbles: true }));
+      } finally { selfTyping--; }
       // Level 1: the page's own send request answered. The fake and real
       // pages send through fetch; watch the next response of the send.
       const btn = document.querySelector(ad.sendSelector);
