@@ -86,7 +86,7 @@ func (s *Server) pairedWithSharedToken() bool {
 // connection that holds it, and waits for its inject_result.
 type bridgeInjector struct{ s *Server }
 
-func (b bridgeInjector) Inject(ctx context.Context, c instructions.ConvRef, kind, text string) (string, error) {
+func (b bridgeInjector) Inject(ctx context.Context, c instructions.ConvRef, kind, key, text string) (string, error) {
 	conv, ok := b.s.convs.Get(c.LocalConversationID)
 	if !ok || conv.ClientID == "" {
 		return "", api.Unavailable("no_plugin_for_conversation", "no plugin has linked conversation %s; the report stays in the task log", c.LocalConversationID)
@@ -101,7 +101,7 @@ func (b bridgeInjector) Inject(ctx context.Context, c instructions.ConvRef, kind
 	}
 	res, err := b.s.browser.hub.Inject(ctx, conv.ClientID, bridgeproto.ConversationInject{
 		ConversationRef: bridgeproto.ConversationRef{Platform: c.Platform, LocalConversationID: c.LocalConversationID, RemoteConversationID: c.RemoteConversationID},
-		Kind:            kind, Text: text,
+		Kind:            kind, Text: text, DeliveryKey: key,
 	})
 	if err != nil {
 		return "", err
@@ -112,6 +112,9 @@ func (b bridgeInjector) Inject(ctx context.Context, c instructions.ConvRef, kind
 			msg += " (" + res.Error.Code + ")"
 		}
 		return res.InjectID, api.NewError(502, "inject_failed", "%s", msg)
+	}
+	if res.Duplicate {
+		b.s.log.Info("report already delivered; the plugin typed nothing now", "local_conversation_id", c.LocalConversationID, "delivery_key", key, "inject_id", res.InjectID)
 	}
 	return res.InjectID, nil
 }

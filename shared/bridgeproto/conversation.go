@@ -37,6 +37,20 @@ var localConvID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 // ValidLocalConversationID reports whether id is 1–128 bytes of [A-Za-z0-9._:-].
 func ValidLocalConversationID(id string) bool { return localConvID.MatchString(id) }
 
+var deliveryKey = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+// ValidDeliveryKey reports whether k is a delivery_key: 1–128 bytes of
+// [A-Za-z0-9._:-]. A key is built from ids only, never from message text.
+func ValidDeliveryKey(k string) bool { return deliveryKey.MatchString(k) }
+
+// RenewalDeliveryKey is the delivery_key of a renewal job: the job id
+// survives recovery, so every redelivery of the job carries the same key.
+func RenewalDeliveryKey(jobID string) string { return "renewal:" + jobID }
+
+// ReportDeliveryKey is the delivery_key of an instruction report: its task
+// (batch) id is the same when the report is sent again.
+func ReportDeliveryKey(taskID string) string { return "report:" + taskID }
+
 // ConversationRef names a conversation on both sides.
 type ConversationRef struct {
 	Platform             string `json:"platform"`
@@ -81,6 +95,11 @@ type ConversationInject struct {
 	ConversationRef
 	Kind string `json:"kind"`
 	Text string `json:"text"`
+	// DeliveryKey names what is delivered, stable across redeliveries of the
+	// same thing (a renewal job, a task's report), so a plugin that remembers
+	// it can type it once across a daemon crash. Optional: a plugin that
+	// ignores it keeps the at-least-once behaviour.
+	DeliveryKey string `json:"delivery_key,omitempty"`
 }
 
 // DeliveryAck is how far an injection got (level 1: the page's send request
@@ -98,6 +117,10 @@ type InjectResult struct {
 	OK          bool         `json:"ok"`
 	DeliveryAck *DeliveryAck `json:"delivery_ack,omitempty"`
 	Error       *ErrorBody   `json:"error,omitempty"`
+	// Duplicate says the inject's delivery_key was delivered before and
+	// nothing was typed now; only with ok.
+	Duplicate   bool   `json:"duplicate,omitempty"`
+	DeliveryKey string `json:"delivery_key,omitempty"` // optional echo
 }
 
 func (*ConversationLink) MsgType() string    { return TypeConversationLink }
@@ -181,6 +204,12 @@ const MaxLoopRounds = 1 << 16
 func (m *InjectResult) validate() *ParseError {
 	if e := checkID("inject_id", m.InjectID, true); e != nil {
 		return e
+	}
+	if m.DeliveryKey != "" && !ValidDeliveryKey(m.DeliveryKey) {
+		return perr("invalid_field", "delivery_key", "delivery_key must be 1-128 bytes of [A-Za-z0-9._:-]")
+	}
+	if m.Duplicate && !m.OK {
+		return perr("invalid_field", "duplicate", "duplicate is only valid with ok:true")
 	}
 	if a := m.DeliveryAck; a != nil {
 		if a.Level < 0 || a.Level > 3 {

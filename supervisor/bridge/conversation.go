@@ -36,6 +36,9 @@ func (h *Hub) Inject(ctx context.Context, clientID string, m bridgeproto.Convers
 	if c == nil {
 		return nil, api.Unavailable("client_not_connected", "the plugin client holding this conversation is not connected")
 	}
+	if m.DeliveryKey != "" && !bridgeproto.ValidDeliveryKey(m.DeliveryKey) {
+		return nil, api.NewError(http.StatusInternalServerError, "invalid_delivery_key", "delivery_key must be 1-128 bytes of [A-Za-z0-9._:-]")
+	}
 	m.Type, m.InjectID = bridgeproto.TypeConversationInject, NewID("inj_")
 	p := newPending(m.InjectID, kindInject, m.Platform, c, 1)
 	if !h.track(p) {

@@ -33,9 +33,11 @@ type Conversations interface {
 }
 
 // Injector sends text back into a conversation (bridge conversation_inject,
-// kind instruction_report).
+// kind instruction_report). key is the delivery_key (empty for none): the
+// same for every delivery of the same report, so a plugin that remembers
+// keys types it once.
 type Injector interface {
-	Inject(ctx context.Context, c ConvRef, kind, text string) (injectID string, err error)
+	Inject(ctx context.Context, c ConvRef, kind, key, text string) (injectID string, err error)
 }
 
 // Execution states.

@@ -197,7 +197,7 @@ type MemInjector struct {
 	out []MemInjection
 }
 
-func (m *MemInjector) Inject(_ context.Context, c ConvRef, kind, text string) (string, error) {
+func (m *MemInjector) Inject(_ context.Context, c ConvRef, kind, _, text string) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.seq++

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/svcd/svcd/shared/bridgeproto"
 	"github.com/svcd/svcd/shared/instr"
 )
 
@@ -156,7 +157,7 @@ func (s *Service) Ingest(ctx context.Context, m Message, caller Caller) (IngestR
 	b := s.d.Executor.Run(ctx, parsed, caller, plan)
 	res.Status, res.TaskID, res.RunID, res.Batch = IngestExecuted, taskID, runID, &b
 	res.TaskStatus = s.finish(ctx, taskID, runID, b)
-	id, err := s.d.Injector.Inject(ctx, m.ConvRef, ReportInjectKind, b.Report)
+	id, err := s.d.Injector.Inject(ctx, m.ConvRef, ReportInjectKind, reportKey(taskID), b.Report)
 	if err != nil {
 		res.InjectError = err.Error()
 	}
@@ -274,4 +275,13 @@ func (s *Service) finish(ctx context.Context, taskID, runID string, b Batch) str
 	}
 	s.d.Tasks.Finish(ctx, taskID, runID, status, fmt.Sprintf("%d succeeded, %d failed, %d system_paused", ok, failed, paused))
 	return status
+}
+
+// reportKey is the delivery_key of a batch's report: its task id, or none
+// when the task could not be recorded.
+func reportKey(taskID string) string {
+	if k := bridgeproto.ReportDeliveryKey(taskID); taskID != "" && bridgeproto.ValidDeliveryKey(k) {
+		return k
+	}
+	return ""
 }

@@ -203,7 +203,7 @@ func (d *Driver) Deliver(_ context.Context, jobID string) (scheduler.Delivery, e
 	out := scheduler.Delivery{}
 	res, err := d.inject(ctx, conv.ClientID, bridgeproto.ConversationInject{
 		ConversationRef: bridgeproto.ConversationRef{Platform: conv.Platform, LocalConversationID: conv.LocalID, RemoteConversationID: conv.RemoteID},
-		Kind:            bridgeproto.InjectRenewal, Text: job.Message,
+		Kind:            bridgeproto.InjectRenewal, Text: job.Message, DeliveryKey: RenewalKey(job),
 	})
 	switch {
 	case err != nil:
@@ -215,6 +215,10 @@ func (d *Driver) Deliver(_ context.Context, jobID string) (scheduler.Delivery, e
 		}
 	default:
 		out.OK, out.InjectID = true, res.InjectID
+		if res.Duplicate {
+			// Typed before a crash that lost its inject_result: delivered.
+			d.log.Info("renewal already delivered; the plugin typed nothing now", "job_id", jobID, "local_conversation_id", conv.LocalID, "inject_id", res.InjectID)
+		}
 	}
 	var ack *raftstore.DeliveryAck
 	if res != nil && res.DeliveryAck != nil {
