@@ -8,6 +8,7 @@ import { withOrigins, platformForURL, cutQuery } from './lib/pageurl.js';
 import { sseParser } from './lib/sse.js';
 import { credentialFingerprint as fingerprint, headerNames, mergeHeaders } from './lib/fingerprint.js';
 import { ConversationLoops } from './lib/convloop.js';
+import { DeliveredKeys } from './lib/delivered.js';
 import { RESULT_MARKER } from './lib/loop.js';
 import { Outbox, KEPT_TYPES } from './lib/outbox.js';
 
@@ -436,13 +437,21 @@ function loops() {
     loopsReady = (async () => {
       const [{ loops: saved }, s] = await Promise.all([chrome.storage.session.get('loops'), settings()]);
       const save = (st) => { state.loops = st; chrome.storage.session.set({ loops: st }).catch(() => {}); publish(); overlayAll(); };
-      const l = new ConversationLoops({ send: post, type: typeInto, save, config: s.loop }, saved || {});
+      const l = new ConversationLoops({ send: post, type: typeInto, save, config: s.loop, delivered }, saved || {});
       state.loops = l.states();
       return l;
     })();
   }
   return loopsReady;
 }
+
+// delivered remembers the delivery_keys typed (lib/delivered.js), the last
+// 200, in chrome.storage.session (memory, never disk): one daemon that
+// redelivers after a crash gets duplicate, and nothing is typed twice.
+const delivered = new DeliveredKeys({
+  load: async () => (await chrome.storage.session.get('delivered')).delivered || [],
+  store: (keys) => chrome.storage.session.set({ delivered: keys }),
+});
 
 async function inject(m) {
   return (await loops()).inject(m);

@@ -5,14 +5,16 @@
 // typing a report, drops it when the user typed, counts failed rounds and
 // types the error summary on the third. Its collaborators are passed in, so
 // node's test runner drives it without a browser (test/convloop.test.mjs).
+import { DeliveredKeys } from "./delivered.js";
 import { LoopGuard, STOP_TYPING, STOP_FAILURES, isReport, hasInstructions, reportFailed, firstFailure } from "./loop.js";
 
 export class ConversationLoops {
   // deps: send(msg) to the daemon; type(ref, text) -> {ok, code?, reason?, status?}
   // types into the conversation's page; sleep(ms); save(states) keeps the
-  // guards over a service worker restart; config {maxRounds, waitMs, maxFailures}.
-  constructor({ send, type, sleep = (ms) => new Promise((r) => setTimeout(r, ms)), save = () => {}, config = {} }, saved = {}) {
-    Object.assign(this, { send, type, sleep, save, config });
+  // guards over a service worker restart; config {maxRounds, waitMs, maxFailures};
+  // delivered (lib/delivered.js) remembers the delivery_keys already typed.
+  constructor({ send, type, sleep = (ms) => new Promise((r) => setTimeout(r, ms)), save = () => {}, config = {}, delivered = new DeliveredKeys() }, saved = {}) {
+    Object.assign(this, { send, type, sleep, save, config, delivered });
     this.guards = new Map();
     this.refs = new Map();
     for (const [id, st] of Object.entries(saved || {})) {
@@ -95,13 +97,21 @@ export class ConversationLoops {
     this.changed();
   }
 
-  // inject answers one conversation_inject. Reports follow the loop rules;
-  // other kinds (renewal) are typed as they are.
+  // inject answers one conversation_inject. One whose delivery_key was
+  // typed before is answered duplicate and typed no more (a daemon that
+  // crashed before it recorded the answer sends it again).
   async inject(m) {
+    return this.answer(m, await this.delivered.once(m.delivery_key, () => this.deliver(m)));
+  }
+
+  // deliver types one injection and says how it went ({ok, code?, reason?,
+  // status?}). Reports follow the loop rules; other kinds (renewal) are
+  // typed as they are.
+  async deliver(m) {
     const ref = { platform: m.platform, local: m.local_conversation_id, remote: m.remote_conversation_id };
-    if (m.kind !== "instruction_report") return this.answer(m, await this.type(ref, m.text));
+    if (m.kind !== "instruction_report") return this.type(ref, m.text);
     const g = this.guard(ref);
-    const stopped = () => this.answer(m, { ok: false, code: g.stopped === STOP_TYPING ? "user_typing" : "loop_stopped", reason: "the loop stopped: " + g.stopped });
+    const stopped = () => ({ ok: false, code: g.stopped === STOP_TYPING ? "user_typing" : "loop_stopped", reason: "the loop stopped: " + g.stopped });
     // A loop stopped by the user or by failures types nothing more.
     if (g.stopped === STOP_TYPING || g.stopped === STOP_FAILURES) return stopped();
     let text = m.text;
@@ -117,7 +127,7 @@ export class ConversationLoops {
     // a new loop: this report belongs to the old one and is not typed.
     const epoch = g.epoch;
     await this.sleep(g.waitMs);
-    if (g.epoch !== epoch) return this.answer(m, { ok: false, code: "user_typing", reason: "the user wrote meanwhile" });
+    if (g.epoch !== epoch) return { ok: false, code: "user_typing", reason: "the user wrote meanwhile" };
     if (g.stopped === STOP_TYPING) return stopped();
     const r = await this.type(ref, text);
     if (!r.ok && r.code === "user_typing") {
@@ -127,15 +137,17 @@ export class ConversationLoops {
       if (summary) await this.type(ref, summary);
     }
     this.changed();
-    return this.answer(m, r);
+    return r;
   }
 
   answer(m, r) {
     const ok = !!(r && r.ok);
+    const duplicate = ok && !!r.duplicate;
     this.send({
       type: "inject_result", inject_id: m.inject_id, ok,
-      delivery_ack: ok ? { level: r.status ? 1 : 0, status_code: r.status || undefined } : undefined,
+      delivery_ack: ok && !duplicate ? { level: r.status ? 1 : 0, status_code: r.status || undefined } : undefined,
       error: ok ? undefined : { code: (r && r.code) || "inject_failed", message: (r && r.reason) || "the page did not take the text" },
+      duplicate: duplicate || undefined,
     });
     return ok;
   }
