@@ -61,11 +61,14 @@ type RenewalJob struct {
 	LastError   string       `json:"last_error,omitempty"`
 	DeliveryAck *DeliveryAck `json:"delivery_ack,omitempty"`
 	InjectID    string       `json:"inject_id,omitempty"`
-	TaskID      string       `json:"task_id,omitempty"`
-	CreatedAt   time.Time    `json:"created_at"`
-	UpdatedAt   time.Time    `json:"updated_at"`
-	StartedAt   *time.Time   `json:"started_at,omitempty"`
-	FinishedAt  *time.Time   `json:"finished_at,omitempty"`
+	// Duplicate: the plugin had typed this job's message before (its
+	// delivery_key) and typed nothing on the delivery that finished it.
+	Duplicate  bool       `json:"duplicate,omitempty"`
+	TaskID     string     `json:"task_id,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
 }
 
 // DeliveryAck is how far a delivery got (level 1: the page's send request
@@ -95,6 +98,7 @@ type JobFinish struct {
 	Error        string       `json:"error,omitempty"`
 	DeliveryAck  *DeliveryAck `json:"delivery_ack,omitempty"`
 	InjectID     string       `json:"inject_id,omitempty"`
+	Duplicate    bool         `json:"duplicate,omitempty"`
 	MaxFailures  int          `json:"max_failures"`
 	MaxRenewals  int          `json:"max_renewals"`
 	PauseOnLimit bool         `json:"pause_on_limit"`
@@ -176,6 +180,7 @@ func applyJobFinish(s *State, c Command) (any, error) {
 	at := c.At
 	j.FinishedAt, j.UpdatedAt, j.DeliveryAck, j.InjectID = &at, at, p.DeliveryAck, p.InjectID
 	cv := s.Conversations.ByID[j.LocalID]
+	j.Duplicate = p.OK && p.Duplicate
 	if p.OK {
 		j.Status, j.LastError = JobDone, ""
 	} else {

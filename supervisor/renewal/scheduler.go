@@ -226,7 +226,7 @@ func (d *Driver) Deliver(_ context.Context, jobID string) (scheduler.Delivery, e
 		out.Level, out.StatusCode = ack.Level, ack.StatusCode
 	}
 	if _, err := d.store.w.Apply(ctx, raftstore.CmdJobFinish, raftstore.JobFinish{
-		JobID: jobID, OK: out.OK, Error: out.Error, DeliveryAck: ack, InjectID: out.InjectID,
+		JobID: jobID, OK: out.OK, Error: out.Error, DeliveryAck: ack, InjectID: out.InjectID, Duplicate: out.OK && res.Duplicate,
 		MaxFailures: d.settings.MaxFailures, MaxRenewals: d.settings.MaxRenewals,
 	}); err != nil {
 		return out, err
