@@ -26,6 +26,7 @@ type jobView struct {
 	Attempts    int    `json:"attempts"`
 	LastError   string `json:"last_error"`
 	InjectID    string `json:"inject_id"`
+	Duplicate   bool   `json:"duplicate"`
 	DeliveryAck *struct {
 		Level      int `json:"level"`
 		StatusCode int `json:"status_code"`

@@ -38,6 +38,11 @@ type Options struct {
 	// OnInject answers conversation_inject; nil confirms delivery (level 1,
 	// status 200); returning nil sends no answer.
 	OnInject func(in bridgeproto.ConversationInject) *bridgeproto.InjectResult
+	// Dedup, when set, makes a plugin that remembers delivery_keys: an
+	// inject whose key it holds is answered ok+duplicate without OnInject
+	// (nothing typed), and a confirmed delivery records its key. Nil is a
+	// plugin that ignores the key (at-least-once across a daemon crash).
+	Dedup *Delivered
 	// Manual disables answering api_request (tests drive it themselves).
 	Manual bool
 	// SkipHello dials without pairing (tests of the pairing rules).
@@ -276,12 +281,19 @@ func (p *Plugin) readLoop() {
 // answerInject confirms an injection as a page would after its send request
 // answered 200 (OnInject overrides; returning nil sends no answer).
 func (p *Plugin) answerInject(in bridgeproto.ConversationInject) {
+	if d := p.opts.Dedup; d != nil && d.Has(in.DeliveryKey) {
+		_ = p.Send(&bridgeproto.InjectResult{Type: bridgeproto.TypeInjectResult, InjectID: in.InjectID, OK: true, Duplicate: true, DeliveryKey: in.DeliveryKey})
+		return
+	}
 	res := &bridgeproto.InjectResult{OK: true, DeliveryAck: &bridgeproto.DeliveryAck{Level: 1, StatusCode: 200}}
 	if p.opts.OnInject != nil {
 		res = p.opts.OnInject(in)
 	}
 	if res == nil {
 		return
+	}
+	if p.opts.Dedup != nil && res.OK {
+		p.opts.Dedup.Mark(in.DeliveryKey)
 	}
 	res.Type, res.InjectID = bridgeproto.TypeInjectResult, in.InjectID
 	_ = p.Send(res)
