@@ -44,16 +44,17 @@ func chromiumPath(t *testing.T) string {
 // the DevTools protocol (a minimal client: gorilla/websocket is already a
 // dependency, and the tests need only a handful of commands).
 type browser struct {
-	t       *testing.T
-	cmd     *exec.Cmd
-	conn    *websocket.Conn
-	wmu     sync.Mutex
-	nextID  atomic.Int64
-	mu      sync.Mutex
-	pending map[int64]chan cdpReply
-	dir     string
-	console syncBufferE // console messages and exceptions of the sessions with Runtime enabled
-	frames  syncBufferE // WebSocket frames sent by the sessions with Network enabled, one a line
+	t        *testing.T
+	cmd      *exec.Cmd
+	conn     *websocket.Conn
+	wmu      sync.Mutex
+	nextID   atomic.Int64
+	mu       sync.Mutex
+	pending  map[int64]chan cdpReply
+	dir      string
+	console  syncBufferE // console messages and exceptions of the sessions with Runtime enabled
+	frames   syncBufferE // WebSocket frames sent by the sessions with Network enabled, one a line
+	framesIn syncBufferE // and the frames they received, one a line
 }
 
 type cdpReply struct {
@@ -140,6 +141,15 @@ func (b *browser) readLoop() {
 				}
 				if json.Unmarshal(m.Params, &f) == nil {
 					b.frames.Write([]byte(f.Response.PayloadData + "\n"))
+				}
+			case "Network.webSocketFrameReceived":
+				var f struct {
+					Response struct {
+						PayloadData string `json:"payloadData"`
+					} `json:"response"`
+				}
+				if json.Unmarshal(m.Params, &f) == nil {
+					b.framesIn.Write([]byte(f.Response.PayloadData + "\n"))
 				}
 			}
 			continue

@@ -18,8 +18,8 @@ import (
 
 // extensionDaemon starts the daemon with the browser tuning but WITHOUT an
 // explicit browser_extension_ids: the default allow-list must know the
-// extension's pinned id.
-func extensionDaemon(t *testing.T) *harness.Daemon {
+// extension's pinned id. extra KEY=VALUE pairs come last (they win).
+func extensionDaemon(t *testing.T, extra ...string) *harness.Daemon {
 	t.Helper()
 	var env []string
 	for _, e := range browserEnv() {
@@ -31,6 +31,7 @@ func extensionDaemon(t *testing.T) *harness.Daemon {
 	// after the loop's 2 s wait, so browserEnv's 1.5 s would drop every
 	// inject_result as late.
 	env = append(env, "SVC_BROWSER_ACTION_TIMEOUT_MS=15000")
+	env = append(env, extra...)
 	return harness.Start(t, harness.Options{Env: env, Addr: harness.FreePort(t)})
 }
 

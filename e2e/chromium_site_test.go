@@ -35,6 +35,7 @@ type fakeSite struct {
 	mu        sync.Mutex
 	sent      []sentMessage // what the page's send button posted
 	turns     map[string]int
+	hold      *siteHold // the next send request to hold (holdSend)
 }
 
 type sentMessage struct{ conv, text string }
@@ -155,7 +156,16 @@ func newFakeSite(name, canary string) *fakeSite {
 		if in.Message != "" {
 			s.mu.Lock()
 			s.sent = append(s.sent, sentMessage{conv: conv, text: in.Message})
+			h := s.hold
+			if h != nil && strings.Contains(in.Message, h.text) {
+				s.hold = nil
+			} else {
+				h = nil
+			}
 			s.mu.Unlock()
+			if h != nil {
+				h.wait(r)
+			}
 		}
 		if c, err := r.Cookie("sid_" + name); err == nil && c.Value == canary+"-cookie" {
 			s.cookieOK.Add(1)

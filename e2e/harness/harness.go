@@ -226,6 +226,13 @@ func (d *Daemon) Kill() {
 	<-d.done
 }
 
+// Stop freezes the daemon with SIGSTOP: it reads, answers and records
+// nothing more, while its sockets stay open (a plugin's frames are taken
+// by the kernel and never seen). Kill or Restart ends it.
+func (d *Daemon) Stop() {
+	_ = d.cmd.Process.Signal(syscall.SIGSTOP)
+}
+
 // Terminate sends SIGTERM and waits up to timeout for exit, returning the
 // process's exit error (nil for exit 0).
 func (d *Daemon) Terminate(timeout time.Duration) error {
