@@ -197,6 +197,7 @@ func TestLiveIngestOverTheBridge(t *testing.T) {
 	var list struct {
 		Data struct {
 			Tasks []struct {
+				ID     string `json:"task_id"`
 				Status string `json:"status"`
 				Kind   string `json:"kind"`
 			} `json:"tasks"`
@@ -206,6 +207,10 @@ func TestLiveIngestOverTheBridge(t *testing.T) {
 		d.Do("GET", "/v1/tasks", nil).Decode(t, &list)
 		return len(list.Data.Tasks) == 1 && list.Data.Tasks[0].Status == "succeeded"
 	})
+	// The report's delivery_key is its task's: the same on any redelivery.
+	if want := bridgeproto.ReportDeliveryKey(list.Data.Tasks[0].ID); in.DeliveryKey != want {
+		t.Fatalf("report delivery_key %q, want %q", in.DeliveryKey, want)
+	}
 	// The same reply again is a repeat: counted, not run, nothing injected.
 	before := p.Count(bridgeproto.TypeConversationInject)
 	_ = p.Send(bridgeproto.ConversationMessage{Type: bridgeproto.TypeConversationMessage,
