@@ -44,7 +44,7 @@ func (s *Server) setupRenewal() {
 		})
 		return res, err
 	}
-	s.sched = renewal.NewDriver(s.convs, func() string { return s.SystemState().Mode }, inject, tick,
+	s.sched = renewal.NewDriver(s.convs, func() string { return s.SystemState().Mode }, inject, s.browser.hub.Reachable, tick,
 		scheduler.Settings{IdleAfterMs: rs.IdleAfterMs, Message: rs.Message, MaxFailures: rs.MaxFailures, MaxRenewals: rs.MaxRenewals, MaxPerTick: 100},
 		rs.Tick, s.log.Named("scheduler"))
 	s.OnLeadership(func(leader bool) {

@@ -261,6 +261,9 @@ func (h *Hub) liveConns() []*Conn {
 	return out
 }
 
+// Reachable reports whether clientID is paired and connected now.
+func (h *Hub) Reachable(clientID string) bool { return h.conn(clientID) != nil }
+
 // Connected is the number of paired plugins.
 func (h *Hub) Connected() int {
 	h.mu.Lock()

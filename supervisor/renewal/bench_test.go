@@ -92,6 +92,6 @@ func benchDriver(n *raftstore.Node) *Driver {
 	}
 	// Quiet means: the last reply is older than idle_after (0 ms here; the
 	// idle case raises it).
-	return NewDriver(store, func() string { return raftstore.ModeRunning }, inject, nil,
+	return NewDriver(store, func() string { return raftstore.ModeRunning }, inject, func(string) bool { return true }, nil,
 		scheduler.Settings{IdleAfterMs: 0, Message: "go on", MaxFailures: 3, MaxRenewals: 100}, time.Second, hclog.NewNullLogger())
 }

@@ -43,12 +43,13 @@ func autoConv(t *testing.T, s *Store, id string) {
 // it records what it was asked to type and answers with result or err.
 // gate, when set, holds every delivery until it is closed.
 type plugin struct {
-	mu     sync.Mutex
-	calls  []bridgeproto.ConversationInject
-	result bridgeproto.InjectResult
-	err    error
-	gate   chan struct{}
-	inside chan string // receives the conversation id of each delivery as it starts
+	mu      sync.Mutex
+	calls   []bridgeproto.ConversationInject
+	result  bridgeproto.InjectResult
+	err     error
+	gate    chan struct{}
+	inside  chan string // receives the conversation id of each delivery as it starts
+	offline bool        // the plugin is not connected (reachable says no)
 }
 
 func okPlugin() *plugin {
@@ -78,6 +79,14 @@ func (p *plugin) inject(ctx context.Context, _ string, m bridgeproto.Conversatio
 	}
 	return &res, nil
 }
+
+func (p *plugin) reachable(string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.offline
+}
+
+func (p *plugin) setOffline(v bool) { p.mu.Lock(); p.offline = v; p.mu.Unlock() }
 
 func (p *plugin) count() int {
 	p.mu.Lock()
@@ -110,7 +119,7 @@ func newRig(t *testing.T, set scheduler.Settings) *rig {
 	if set.Message == "" {
 		set.Message = "Please continue."
 	}
-	r.driver = NewDriver(r.store, r.mode.get, r.plugin.inject, scheduler.Engine{}.Tick, set, time.Hour, hclog.NewNullLogger())
+	r.driver = NewDriver(r.store, r.mode.get, r.plugin.inject, r.plugin.reachable, scheduler.Engine{}.Tick, set, time.Hour, hclog.NewNullLogger())
 	return r
 }
 

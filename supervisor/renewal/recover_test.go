@@ -2,6 +2,7 @@ package renewal
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,4 +129,49 @@ func TestTickRecoveryLeavesDeliveriesInFlight(t *testing.T) {
 
 func convRef(id string) instructions.ConvRef {
 	return instructions.ConvRef{Platform: "platform_a", LocalConversationID: id}
+}
+
+// A recovered job whose plugin has not reconnected yet waits instead of
+// failing: a failed job would be followed by a new one with a new delivery
+// key, and a renewal the crash had already delivered would be typed again.
+// Nothing is sent, nothing is counted as a failure, and the job starts
+// (once, with its own key) as soon as the plugin is back.
+func TestJobWaitsForItsPlugin(t *testing.T) {
+	r := newRig(t, scheduler.Settings{})
+	autoConv(t, r.store, "c1")
+	job, _ := r.createJob(t, "c1")
+	r.startJob(t, job.ID)
+	ctx := testCtx(t)
+	if n, err := r.store.RecoverJobs(ctx); err != nil || n != 1 {
+		t.Fatalf("jobs recovered: %d %v, want 1", n, err)
+	}
+	r.plugin.setOffline(true)
+	for i := 0; i < 3; i++ {
+		if res := r.tick(t); res.Dispatched != 0 || res.Failed != 0 || res.Projected != 0 {
+			t.Fatalf("tick %d while the plugin is away: %+v", i, res)
+		}
+	}
+	if got := r.job(t, job.ID); got.Status != raftstore.JobPending || got.Attempts != 1 {
+		t.Fatalf("job while the plugin is away: %+v", got)
+	}
+	if c := r.conv(t, "c1"); c.ConsecutiveFailureCount != 0 || c.AutomationStatus != raftstore.AutoAuto {
+		t.Fatalf("conversation while the plugin is away: %+v", c)
+	}
+	if n := r.plugin.count(); n != 0 {
+		t.Fatalf("%d deliveries to a plugin that is away", n)
+	}
+	if last := r.store.Ticks().LastOutcome; !strings.Contains(last, "1 waiting for their plugin") {
+		t.Fatalf("tick outcome %q does not say a job waits", last)
+	}
+
+	r.plugin.setOffline(false)
+	if res := r.tick(t); res.Dispatched != 1 || res.Done != 1 {
+		t.Fatalf("tick after the plugin is back: %+v", res)
+	}
+	if got := r.job(t, job.ID); got.Status != raftstore.JobDone || got.Attempts != 2 {
+		t.Fatalf("job after the plugin is back: %+v", got)
+	}
+	if n := len(r.store.Jobs("c1", 10)); n != 1 {
+		t.Fatalf("%d jobs, want the recovered one only", n)
+	}
 }

@@ -19,19 +19,24 @@ import (
 // returns its inject_result (the bridge hub's Inject).
 type InjectFunc func(ctx context.Context, clientID string, m bridgeproto.ConversationInject) (*bridgeproto.InjectResult, error)
 
+// ReachableFunc says whether the plugin client holding a conversation is
+// connected now (the bridge hub).
+type ReachableFunc func(clientID string) bool
+
 // TickFunc runs one tick on the scheduler worker with host lent for it.
 type TickFunc func(ctx context.Context, host scheduler.Host, now time.Time, s scheduler.Settings) (scheduler.Result, error)
 
 // Driver ticks the scheduler worker while this node leads, and is the host
 // the worker reaches back into (state, views, delivery).
 type Driver struct {
-	store    *Store
-	mode     func() string
-	inject   InjectFunc
-	tick     TickFunc
-	settings scheduler.Settings
-	every    time.Duration
-	log      hclog.Logger
+	store     *Store
+	mode      func() string
+	inject    InjectFunc
+	reachable ReachableFunc
+	tick      TickFunc
+	settings  scheduler.Settings
+	every     time.Duration
+	log       hclog.Logger
 
 	mu       sync.Mutex
 	inFlight map[string]bool // job ids the host is delivering right now
@@ -42,8 +47,8 @@ type Driver struct {
 }
 
 // NewDriver builds the driver; Start/Stop follow leadership.
-func NewDriver(store *Store, mode func() string, inject InjectFunc, tick TickFunc, s scheduler.Settings, every time.Duration, log hclog.Logger) *Driver {
-	return &Driver{store: store, mode: mode, inject: inject, tick: tick, settings: s, every: every, log: log, inFlight: map[string]bool{}}
+func NewDriver(store *Store, mode func() string, inject InjectFunc, reachable ReachableFunc, tick TickFunc, s scheduler.Settings, every time.Duration, log hclog.Logger) *Driver {
+	return &Driver{store: store, mode: mode, inject: inject, reachable: reachable, tick: tick, settings: s, every: every, log: log, inFlight: map[string]bool{}}
 }
 
 // Start begins ticking (on becoming leader). Idempotent.
@@ -164,7 +169,7 @@ func (d *Driver) View(ctx context.Context) (scheduler.View, error) {
 			}
 			v.Conversations = append(v.Conversations, scheduler.Conversation{
 				LocalID: c.LocalID, AutomationStatus: c.AutomationStatus, ExecutionState: c.ExecutionState,
-				LastActivityAt: last, Linked: c.ClientID != "",
+				LastActivityAt: last, Linked: c.ClientID != "", Reachable: c.ClientID != "" && d.reachable(c.ClientID),
 			})
 		}
 	})

@@ -61,13 +61,19 @@ func (Engine) Tick(ctx context.Context, host Host, now time.Time, s Settings) (R
 			return res, err
 		}
 	}
-	auto := map[string]bool{}
+	auto, reachable := map[string]bool{}, map[string]bool{}
 	for _, c := range view.Conversations {
 		auto[c.LocalID] = c.AutomationStatus == "auto"
+		reachable[c.LocalID] = c.Reachable
 	}
 	due := []Job{}
+	waiting := 0 // due, but their plugin is not connected: they stay pending
 	for _, j := range view.Jobs {
 		if j.Status == "pending" && !j.DueAt.After(now) && auto[j.LocalID] {
+			if !reachable[j.LocalID] {
+				waiting++
+				continue
+			}
 			due = append(due, j)
 		}
 	}
@@ -93,6 +99,10 @@ func (Engine) Tick(ctx context.Context, host Host, now time.Time, s Settings) (R
 			res.Failed++
 		}
 	}
-	record(false, fmt.Sprintf("projected %d, dispatched %d, done %d, failed %d", res.Projected, res.Dispatched, res.Done, res.Failed))
+	outcome := fmt.Sprintf("projected %d, dispatched %d, done %d, failed %d", res.Projected, res.Dispatched, res.Done, res.Failed)
+	if waiting > 0 {
+		outcome += fmt.Sprintf(", %d waiting for their plugin", waiting)
+	}
+	record(false, outcome)
 	return res, nil
 }

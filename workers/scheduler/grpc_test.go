@@ -83,7 +83,7 @@ func newHost(t *testing.T, set scheduler.Settings, count int) *host {
 	n := raftstoretest.Node(t)
 	ctx := testCtx(t)
 	h := &host{node: n, store: renewal.New(statewrite.Writer{Node: n}), browser: &browser{}, mode: raftstore.ModeRunning}
-	h.driver = renewal.NewDriver(h.store, func() string { return h.mode }, h.browser.inject, nil, set, time.Hour, hclog.NewNullLogger())
+	h.driver = renewal.NewDriver(h.store, func() string { return h.mode }, h.browser.inject, func(string) bool { return true }, nil, set, time.Hour, hclog.NewNullLogger())
 	for i := 0; i < count; i++ {
 		l := raftstore.ConvLink{LocalID: "c" + string(rune('a'+i)), Platform: "platform_a", ClientID: "client-1", RemoteID: "r"}
 		if _, err := h.store.Link(ctx, l); err != nil {

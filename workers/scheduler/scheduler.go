@@ -50,6 +50,12 @@ type Conversation struct {
 	ExecutionState   string    `json:"execution_state"`
 	LastActivityAt   time.Time `json:"last_activity_at"` // last AI reply or last finished renewal
 	Linked           bool      `json:"linked"`           // a plugin holds it
+	// Reachable: the plugin holding it is connected now. A due job of a
+	// conversation nobody can type into waits instead of failing: after a
+	// daemon restart the plugin is back a moment later, and a job failed
+	// meanwhile would be followed by a new one with a new delivery key,
+	// typing a renewal the crash had already delivered a second time.
+	Reachable bool `json:"reachable"`
 }
 
 // Job is the scheduler's view of one open job.
