@@ -35,6 +35,8 @@ func (s *Server) setupRenewal() {
 		}
 		return s.browser.hub.Inject(ctx, clientID, m)
 	}
+	// The hub is built after this; both are looked up when called.
+	reachable := func(clientID string) bool { return s.browser.hub.Reachable(clientID) }
 	tick := func(ctx context.Context, host scheduler.Host, now time.Time, set scheduler.Settings) (scheduler.Result, error) {
 		var res scheduler.Result
 		err := workermgr.Call(ctx, s.workers, scheduler.Name, func(w scheduler.Scheduler, _ *workermgr.Lease) error {
@@ -44,7 +46,7 @@ func (s *Server) setupRenewal() {
 		})
 		return res, err
 	}
-	s.sched = renewal.NewDriver(s.convs, func() string { return s.SystemState().Mode }, inject, s.browser.hub.Reachable, tick,
+	s.sched = renewal.NewDriver(s.convs, func() string { return s.SystemState().Mode }, inject, reachable, tick,
 		scheduler.Settings{IdleAfterMs: rs.IdleAfterMs, Message: rs.Message, MaxFailures: rs.MaxFailures, MaxRenewals: rs.MaxRenewals, MaxPerTick: 100},
 		rs.Tick, s.log.Named("scheduler"))
 	s.OnLeadership(func(leader bool) {
