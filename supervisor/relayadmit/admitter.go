@@ -39,6 +39,7 @@ type Admitter struct {
 	mu       sync.Mutex
 	pools    map[string]*pool
 	pending  []relay.Outcome          // outcomes not yet delivered to the engine
+	sending  int                      // outcomes in a Lease call not yet answered (put back into pending if it fails)
 	returned map[string]int           // unused tokens not yet given back
 	leasing  map[string]chan struct{} // a lease call in flight per target; closed when it ends
 	gen      map[string]uint64        // bumped when a target's local admission ends (failure, revocation)
@@ -206,10 +207,12 @@ func (a *Admitter) deliver(ctx context.Context, want map[string]int) (relay.Leas
 	req := relay.LeaseRequest{Outcomes: a.pending, Returned: a.returned, Want: want}
 	failed := a.failed
 	a.pending, a.returned, a.failed = nil, map[string]int{}, false
+	a.sending += len(req.Outcomes)
 	a.mu.Unlock()
 	reply, err := a.be.Lease(ctx, req)
+	a.mu.Lock()
+	a.sending -= len(req.Outcomes)
 	if err != nil {
-		a.mu.Lock()
 		a.pending = append(req.Outcomes, a.pending...)
 		a.failed = a.failed || failed
 		for k, v := range req.Returned {
@@ -218,25 +221,25 @@ func (a *Admitter) deliver(ctx context.Context, want map[string]int) (relay.Leas
 		a.mu.Unlock()
 		return reply, err
 	}
-	if len(reply.Revoked) > 0 {
-		a.mu.Lock()
-		for _, name := range reply.Revoked {
-			a.dropLocked(name)
-			a.gen[name]++
-		}
-		a.mu.Unlock()
+	for _, name := range reply.Revoked {
+		a.dropLocked(name)
+		a.gen[name]++
 	}
+	a.mu.Unlock()
 	if reply.Changed {
 		a.opts.OnChanged()
 	}
 	return reply, nil
 }
 
-// Pending is how many outcomes wait to be delivered (status, tests).
+// Pending is how many outcomes the engine has not acknowledged yet (status,
+// tests): the queued ones and those of a Lease call still out. Counting only
+// the queue would read 0 while a batch is on its way to a worker that is
+// down, although every one of them is kept and sent again.
 func (a *Admitter) Pending() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return len(a.pending)
+	return len(a.pending) + a.sending
 }
 
 // Run delivers batches until ctx ends: whenever outcomes are queued, and
