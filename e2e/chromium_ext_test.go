@@ -194,20 +194,67 @@ func TestExtensionBridge(t *testing.T) {
 		}
 	})
 
-	t.Run("cancel", func(t *testing.T) {
+	// hang sends a request to the site's hanging API and returns where its
+	// answer arrives.
+	hang := func(t *testing.T, id string) chan *harness.Response {
 		done := make(chan *harness.Response, 1)
 		go func() {
-			done <- harness.Do(t, "POST", d.URL+"/v1/browser/request", map[string]any{"platform": "platform_a", "method": "POST", "path": "/api/hang", "requestId": "req_hang1"})
+			done <- harness.Do(t, "POST", d.URL+"/v1/browser/request", map[string]any{"platform": "platform_a", "method": "POST", "path": "/api/hang", "requestId": id})
 		}()
-		waitUntil(t, 10*time.Second, "the cancel to find the request", func() bool {
-			r := d.Do("POST", "/v1/browser/request/cancel", map[string]any{"platform": "platform_a", "requestId": "req_hang1"})
-			return r.Status == 200
-		})
+		return done
+	}
+	cancelled := func(t *testing.T, done chan *harness.Response) {
+		t.Helper()
 		resp := <-done
 		if resp.Status != 409 || !strings.Contains(string(resp.Body), "request_cancelled") {
 			t.Fatalf("cancelled caller: %d %s", resp.Status, resp.Body)
 		}
-		waitUntil(t, 10*time.Second, "the page's fetch aborted", func() bool { return siteA.cancelled.Load() > 0 })
+	}
+
+	t.Run("cancel", func(t *testing.T) {
+		done := hang(t, "req_hang1")
+		// The page's fetch is running: the cancel must abort it there.
+		waitUntil(t, 10*time.Second, "the page's fetch at the site", func() bool { return siteA.hangs.Load() == 1 })
+		if r := d.Do("POST", "/v1/browser/request/cancel", map[string]any{"platform": "platform_a", "requestId": "req_hang1"}); r.Status != 200 {
+			t.Fatalf("cancel: %d %s", r.Status, r.Body)
+		}
+		cancelled(t, done)
+		waitUntil(t, 10*time.Second, "the page's fetch aborted", func() bool { return siteA.cancelled.Load() == 1 })
+	})
+
+	t.Run("cancel_before_relay", func(t *testing.T) {
+		// The cancel overtakes the relay, which is still awaiting its tab
+		// and page: held here by pausing the worker's JavaScript before it
+		// handles the api_request. It once was dropped and the page's fetch
+		// hung until its timeout.
+		if err := b.call(sw, "Debugger.enable", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = b.call(sw, "Debugger.disable", nil, nil) }()
+		if err := b.call(sw, "Debugger.pause", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		done := hang(t, "req_hang2")
+		waitUntil(t, 10*time.Second, "the cancel to find the request", func() bool {
+			r := d.Do("POST", "/v1/browser/request/cancel", map[string]any{"platform": "platform_a", "requestId": "req_hang2"})
+			return r.Status == 200
+		})
+		cancelled(t, done)
+		if err := b.call(sw, "Debugger.resume", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		// The worker answers cancelled without starting the fetch.
+		waitUntil(t, 10*time.Second, "the worker's cancelled answer", func() bool {
+			for _, f := range strings.Split(b.frames.String(), "\n") {
+				if strings.Contains(f, `"req_hang2"`) && strings.Contains(f, `"api_response"`) && strings.Contains(f, `"cancelled"`) {
+					return true
+				}
+			}
+			return false
+		})
+		if n := siteA.hangs.Load(); n != 1 {
+			t.Fatalf("the cancelled request reached the site (%d hanging requests, want 1)", n)
+		}
 	})
 
 	t.Run("actions", func(t *testing.T) {
