@@ -44,6 +44,7 @@ type Admitter struct {
 	leasing  map[string]chan struct{} // a lease call in flight per target; closed when it ends
 	gen      map[string]uint64        // bumped when a target's local admission ends (failure, revocation)
 	failed   bool                     // a failure is among pending: the batch goes after Coalesce
+	failing  chan struct{}            // closed when the Lease call carrying a failure ends; nil if none is out
 	kick     chan struct{}
 	urgent   chan struct{} // a failure was queued while a batch gathers
 }
@@ -195,6 +196,15 @@ func (a *Admitter) dropLocked(target string) {
 // Lease call. On failure they are put back to be sent again.
 func (a *Admitter) deliver(ctx context.Context, want map[string]int) (relay.LeaseReply, error) {
 	a.mu.Lock()
+	// A failure on its way to the engine (Run's batch) goes first: a lease
+	// sent beside it could be decided before the engine has it, and admit
+	// a request past the failure that trips the breaker.
+	for a.failing != nil {
+		out := a.failing
+		a.mu.Unlock()
+		<-out
+		a.mu.Lock()
+	}
 	now := time.Now()
 	for name, p := range a.pools {
 		if n := p.expire(now); n > 0 {
@@ -208,10 +218,19 @@ func (a *Admitter) deliver(ctx context.Context, want map[string]int) (relay.Leas
 	failed := a.failed
 	a.pending, a.returned, a.failed = nil, map[string]int{}, false
 	a.sending += len(req.Outcomes)
+	var out chan struct{}
+	if failed {
+		out = make(chan struct{})
+		a.failing = out
+	}
 	a.mu.Unlock()
 	reply, err := a.be.Lease(ctx, req)
 	a.mu.Lock()
 	a.sending -= len(req.Outcomes)
+	if out != nil {
+		a.failing = nil
+		close(out)
+	}
 	if err != nil {
 		a.pending = append(req.Outcomes, a.pending...)
 		a.failed = a.failed || failed
