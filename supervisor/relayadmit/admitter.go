@@ -44,9 +44,12 @@ type Admitter struct {
 	leasing  map[string]chan struct{} // a lease call in flight per target; closed when it ends
 	gen      map[string]uint64        // bumped when a target's local admission ends (failure, revocation)
 	failed   bool                     // a failure is among pending: the batch goes after Coalesce
-	failing  chan struct{}            // closed when the Lease call carrying a failure ends; nil if none is out
-	kick     chan struct{}
-	urgent   chan struct{} // a failure was queued while a batch gathers
+	// Lease calls carrying outcomes that are out, those of them with a
+	// failure, and a channel closed (and replaced) whenever one ends.
+	outCalls, outFailing int
+	outEnded             chan struct{}
+	kick                 chan struct{}
+	urgent               chan struct{} // a failure was queued while a batch gathers
 }
 
 // New builds an admitter over be.
@@ -75,7 +78,7 @@ func New(be Backend, o Options) *Admitter {
 		o.OnChanged = func() {}
 	}
 	return &Admitter{be: be, opts: o, pools: map[string]*pool{}, returned: map[string]int{}, leasing: map[string]chan struct{}{},
-		gen: map[string]uint64{}, kick: make(chan struct{}, 1), urgent: make(chan struct{}, 1)}
+		gen: map[string]uint64{}, kick: make(chan struct{}, 1), urgent: make(chan struct{}, 1), outEnded: make(chan struct{})}
 }
 
 // Admit decides one request to target: from a local token when there is
@@ -196,13 +199,17 @@ func (a *Admitter) dropLocked(target string) {
 // Lease call. On failure they are put back to be sent again.
 func (a *Admitter) deliver(ctx context.Context, want map[string]int) (relay.LeaseReply, error) {
 	a.mu.Lock()
-	// A failure on its way to the engine (Run's batch) goes first: a lease
-	// sent beside it could be decided before the engine has it, and admit
-	// a request past the failure that trips the breaker.
-	for a.failing != nil {
-		out := a.failing
+	// Outcomes reach the engine in the order they were taken where the
+	// order decides: a failure on its way (Run's batch) goes before any
+	// other call, or a lease sent beside it could be decided first and
+	// admit a request past the failure that trips the breaker; and a batch
+	// with a failure goes after the outcomes already out, or a success
+	// arriving late would reset the breaker the failure opened. Batches of
+	// successes alone are not ordered among themselves.
+	for a.outFailing > 0 || (a.failed && a.outCalls > 0) {
+		ended := a.outEnded
 		a.mu.Unlock()
-		<-out
+		<-ended
 		a.mu.Lock()
 	}
 	now := time.Now()
@@ -218,18 +225,24 @@ func (a *Admitter) deliver(ctx context.Context, want map[string]int) (relay.Leas
 	failed := a.failed
 	a.pending, a.returned, a.failed = nil, map[string]int{}, false
 	a.sending += len(req.Outcomes)
-	var out chan struct{}
-	if failed {
-		out = make(chan struct{})
-		a.failing = out
+	carries := len(req.Outcomes) > 0
+	if carries {
+		a.outCalls++
+		if failed {
+			a.outFailing++
+		}
 	}
 	a.mu.Unlock()
 	reply, err := a.be.Lease(ctx, req)
 	a.mu.Lock()
 	a.sending -= len(req.Outcomes)
-	if out != nil {
-		a.failing = nil
-		close(out)
+	if carries {
+		a.outCalls--
+		if failed {
+			a.outFailing--
+		}
+		close(a.outEnded)
+		a.outEnded = make(chan struct{})
 	}
 	if err != nil {
 		a.pending = append(req.Outcomes, a.pending...)
