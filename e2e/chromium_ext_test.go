@@ -195,11 +195,12 @@ func TestExtensionBridge(t *testing.T) {
 	})
 
 	// hang sends a request to the site's hanging API and returns where its
-	// answer arrives.
+	// answer arrives. Its 60 s timeout (the page aborts the fetch then)
+	// leaves only the cancel to end the fetch within the test's waits.
 	hang := func(t *testing.T, id string) chan *harness.Response {
 		done := make(chan *harness.Response, 1)
 		go func() {
-			done <- harness.Do(t, "POST", d.URL+"/v1/browser/request", map[string]any{"platform": "platform_a", "method": "POST", "path": "/api/hang", "requestId": id})
+			done <- harness.Do(t, "POST", d.URL+"/v1/browser/request", map[string]any{"platform": "platform_a", "method": "POST", "path": "/api/hang", "requestId": id, "timeoutMs": 60000})
 		}()
 		return done
 	}
@@ -224,9 +225,11 @@ func TestExtensionBridge(t *testing.T) {
 
 	t.Run("cancel_before_relay", func(t *testing.T) {
 		// The cancel overtakes the relay, which is still awaiting its tab
-		// and page: held here by pausing the worker's JavaScript before it
-		// handles the api_request. It once was dropped and the page's fetch
-		// hung until its timeout.
+		// and page: made likely here by pausing the worker's JavaScript
+		// before it handles the api_request. Such a cancel was once dropped
+		// and the page's fetch hung until its timeout. (The browser may
+		// still hand the worker the cancel after the relay started; then
+		// the fetch is aborted at the site. Either way none is left.)
 		if err := b.call(sw, "Debugger.enable", nil, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -243,18 +246,16 @@ func TestExtensionBridge(t *testing.T) {
 		if err := b.call(sw, "Debugger.resume", nil, nil); err != nil {
 			t.Fatal(err)
 		}
-		// The worker answers cancelled without starting the fetch.
-		waitUntil(t, 10*time.Second, "the worker's cancelled answer", func() bool {
+		waitUntil(t, 10*time.Second, "the worker's cancelled answer, and no fetch left hanging at the site", func() bool {
+			answered := false
 			for _, f := range strings.Split(b.frames.String(), "\n") {
 				if strings.Contains(f, `"req_hang2"`) && strings.Contains(f, `"api_response"`) && strings.Contains(f, `"cancelled"`) {
-					return true
+					answered = true
 				}
 			}
-			return false
+			return answered && siteA.hangs.Load() == siteA.cancelled.Load()
 		})
-		if n := siteA.hangs.Load(); n != 1 {
-			t.Fatalf("the cancelled request reached the site (%d hanging requests, want 1)", n)
-		}
+		t.Logf("%d of 2 hanging requests reached the site (1: this one never did)", siteA.hangs.Load())
 	})
 
 	t.Run("actions", func(t *testing.T) {
