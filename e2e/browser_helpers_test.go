@@ -117,6 +117,7 @@ type browserModel struct {
 	Clients []struct {
 		ClientID           string         `json:"client_id"`
 		Connected          bool           `json:"connected"`
+		LastConnectedAt    string         `json:"last_connected_at"`
 		LastDisconnectedAt string         `json:"last_disconnected_at"`
 		LastActionResult   map[string]any `json:"last_action_result"`
 	} `json:"clients"`

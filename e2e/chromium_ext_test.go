@@ -61,14 +61,16 @@ func extConnected(t *testing.T, d *harness.Daemon, id string) bool {
 	return false
 }
 
-// lastDrop is when the daemon last recorded a disconnect of client id (""
-// before the first). A drop the extension recovers from at once (a service
-// worker Chrome restarts for the next event) can be over between two polls
-// of connected; the time it was recorded stays.
-func lastDrop(t *testing.T, d *harness.Daemon, id string) string {
+// session is when the daemon last recorded client id's connect and
+// disconnect. A drop the extension recovers from at once (a service worker
+// Chrome restarts for the next event) can be over between two polls of
+// connected; the recorded times stay. A new connection that replaced the
+// old one before the daemon saw it close records no disconnect, only the
+// connect: either change means the session the test watched has ended.
+func session(t *testing.T, d *harness.Daemon, id string) string {
 	for _, c := range readModel(t, d, "").Clients {
 		if c.ClientID == id {
-			return c.LastDisconnectedAt
+			return c.LastConnectedAt + " / " + c.LastDisconnectedAt
 		}
 	}
 	return ""
@@ -272,12 +274,12 @@ func TestExtensionBridge(t *testing.T) {
 				t.Fatalf("%s: %d %s", a.action, resp.Status, resp.Body)
 			}
 		}
-		dropped := lastDrop(t, d, "chromium-e2e")
+		was := session(t, d, "chromium-e2e")
 		resp := d.Do("POST", "/v1/browser/actions", map[string]any{"action": "ws_reconnect", "disconnectMs": 200, "repeatCount": 1})
 		if resp.Status != 200 || !strings.Contains(string(resp.Body), `"accepted":true`) {
 			t.Fatalf("ws_reconnect: %d %s", resp.Status, resp.Body)
 		}
-		waitUntil(t, 10*time.Second, "the drop of ws_reconnect", func() bool { return lastDrop(t, d, "chromium-e2e") != dropped })
+		waitUntil(t, 10*time.Second, "the drop of ws_reconnect", func() bool { return session(t, d, "chromium-e2e") != was })
 		waitUntil(t, 15*time.Second, "the reconnect after ws_reconnect", func() bool { return extConnected(t, d, "chromium-e2e") })
 	})
 
@@ -306,11 +308,11 @@ func TestExtensionBridge(t *testing.T) {
 		if err := b.call(pg, "ServiceWorker.enable", nil, nil); err != nil {
 			t.Fatal(err)
 		}
-		dropped := lastDrop(t, d, "chromium-e2e")
+		was := session(t, d, "chromium-e2e")
 		if err := b.call(pg, "ServiceWorker.stopAllWorkers", nil, nil); err != nil {
 			t.Fatal(err)
 		}
-		waitUntil(t, 15*time.Second, "the drop when the worker stopped", func() bool { return lastDrop(t, d, "chromium-e2e") != dropped })
+		waitUntil(t, 15*time.Second, "the drop when the worker stopped", func() bool { return session(t, d, "chromium-e2e") != was })
 		// The popup asks the worker for nothing; an event (the alarm, or any
 		// message) restarts it. Send one as a user would by opening the popup.
 		_ = b.eval(pg, `chrome.runtime.sendMessage({reconnect:true}).catch(()=>0)`, nil)
