@@ -245,7 +245,10 @@ func TestExtensionBridge(t *testing.T) {
 			return r.Status == 200
 		})
 		cancelled(t, done)
-		if err := b.call(sw, "Debugger.resume", nil, nil); err != nil {
+		// The pause is a request to stop at the next statement; once in a
+		// while the worker runs on without it (1 run in ~60), and the
+		// request takes the ordinary path, still checked below.
+		if err := b.call(sw, "Debugger.resume", nil, nil); err != nil && !strings.Contains(err.Error(), "only perform operation while paused") {
 			t.Fatal(err)
 		}
 		waitUntil(t, 10*time.Second, "the worker's cancelled answer, and no fetch left hanging at the site", func() bool {
