@@ -32,9 +32,17 @@ func startAgentRig(t testing.TB) *agentRig {
 	}
 	t.Cleanup(func() { fm.Close() })
 	addr := harness.FreePort(t)
+	home := codextest.Home(t, fm.BaseURL())
+	// Runs after the daemon's kill and before home is removed: a Codex
+	// child has its own process group and exits on its own once agentd is
+	// gone, writing into home meanwhile (removing home under it failed
+	// with "directory not empty").
+	t.Cleanup(func() {
+		waitDead(t, 30*time.Second, "Codex processes of this rig", processesWithEnv("CODEX_HOME="+home)...)
+	})
 	d := harness.Start(t, harness.Options{Env: []string{
 		"SVC_AGENTD_SPAWN=true", "SVC_AGENTD_LISTEN=" + addr, "SVC_AGENTD_COMMAND=" + bin + " app-server",
-		"SVC_AGENTD_CODEX_HOME=" + codextest.Home(t, fm.BaseURL()), "SVC_WORKER_BACKOFF_BASE_MS=50",
+		"SVC_AGENTD_CODEX_HOME=" + home, "SVC_WORKER_BACKOFF_BASE_MS=50",
 	}})
 	r := &agentRig{t: t, d: d, fm: fm, agentd: addr}
 	r.waitAgent()

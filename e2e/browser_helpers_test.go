@@ -115,9 +115,11 @@ type recordView struct {
 type browserModel struct {
 	Records []recordView `json:"records"`
 	Clients []struct {
-		ClientID         string         `json:"client_id"`
-		Connected        bool           `json:"connected"`
-		LastActionResult map[string]any `json:"last_action_result"`
+		ClientID           string         `json:"client_id"`
+		Connected          bool           `json:"connected"`
+		LastConnectedAt    string         `json:"last_connected_at"`
+		LastDisconnectedAt string         `json:"last_disconnected_at"`
+		LastActionResult   map[string]any `json:"last_action_result"`
 	} `json:"clients"`
 	ShellRuntime            any              `json:"shell_runtime"`
 	LastActionResult        map[string]any   `json:"last_action_result"`

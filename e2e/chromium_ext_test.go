@@ -32,7 +32,7 @@ func extensionDaemon(t *testing.T, extra ...string) *harness.Daemon {
 	// inject_result as late.
 	env = append(env, "SVC_BROWSER_ACTION_TIMEOUT_MS=15000")
 	env = append(env, extra...)
-	return harness.Start(t, harness.Options{Env: env, Addr: harness.FreePort(t)})
+	return harness.Start(t, harness.Options{Env: env, KeepAddr: true})
 }
 
 // configure stores the daemon address, token and platform origins the way
@@ -60,6 +60,21 @@ func extConnected(t *testing.T, d *harness.Daemon, id string) bool {
 		}
 	}
 	return false
+}
+
+// session is when the daemon last recorded client id's connect and
+// disconnect. A drop the extension recovers from at once (a service worker
+// Chrome restarts for the next event) can be over between two polls of
+// connected; the recorded times stay. A new connection that replaced the
+// old one before the daemon saw it close records no disconnect, only the
+// connect: either change means the session the test watched has ended.
+func session(t *testing.T, d *harness.Daemon, id string) string {
+	for _, c := range readModel(t, d, "").Clients {
+		if c.ClientID == id {
+			return c.LastConnectedAt + " / " + c.LastDisconnectedAt
+		}
+	}
+	return ""
 }
 
 // TestExtensionConnects: headless Chromium loads the unpacked extension, its
@@ -110,12 +125,16 @@ func (b *browser) openTab(url string) {
 }
 
 // restartWorker stops the extension's service worker through DevTools, waits
-// until the daemon saw it go, and wakes it as a user would by opening the
+// until the daemon recorded the drop, and wakes it as a user would by opening the
 // popup; it returns once the restarted worker is connected again.
 func (b *browser) restartWorker(t *testing.T, d *harness.Daemon, clientID string) {
 	t.Helper()
+	was := session(t, d, clientID)
 	pg := b.stopWorker(t)
-	waitUntil(t, 15*time.Second, "the drop when the worker stopped", func() bool { return !extConnected(t, d, clientID) })
+	// Chrome may start the stopped worker again at once, so the drop can be
+	// over between two polls of "connected": wait for the recorded session
+	// to change instead.
+	waitUntil(t, 15*time.Second, "the drop when the worker stopped", func() bool { return session(t, d, clientID) != was })
 	b.wakeWorker(pg)
 	waitUntil(t, 30*time.Second, "the reconnect after the worker stopped", func() bool { return extConnected(t, d, clientID) })
 }
@@ -217,20 +236,71 @@ func TestExtensionBridge(t *testing.T) {
 		}
 	})
 
-	t.Run("cancel", func(t *testing.T) {
+	// hang sends a request to the site's hanging API and returns where its
+	// answer arrives. Its 60 s timeout (the page aborts the fetch then)
+	// leaves only the cancel to end the fetch within the test's waits.
+	hang := func(t *testing.T, id string) chan *harness.Response {
 		done := make(chan *harness.Response, 1)
 		go func() {
-			done <- harness.Do(t, "POST", d.URL+"/v1/browser/request", map[string]any{"platform": "platform_a", "method": "POST", "path": "/api/hang", "requestId": "req_hang1"})
+			done <- harness.Do(t, "POST", d.URL+"/v1/browser/request", map[string]any{"platform": "platform_a", "method": "POST", "path": "/api/hang", "requestId": id, "timeoutMs": 60000})
 		}()
-		waitUntil(t, 10*time.Second, "the cancel to find the request", func() bool {
-			r := d.Do("POST", "/v1/browser/request/cancel", map[string]any{"platform": "platform_a", "requestId": "req_hang1"})
-			return r.Status == 200
-		})
+		return done
+	}
+	cancelled := func(t *testing.T, done chan *harness.Response) {
+		t.Helper()
 		resp := <-done
 		if resp.Status != 409 || !strings.Contains(string(resp.Body), "request_cancelled") {
 			t.Fatalf("cancelled caller: %d %s", resp.Status, resp.Body)
 		}
-		waitUntil(t, 10*time.Second, "the page's fetch aborted", func() bool { return siteA.cancelled.Load() > 0 })
+	}
+
+	t.Run("cancel", func(t *testing.T) {
+		done := hang(t, "req_hang1")
+		// The page's fetch is running: the cancel must abort it there.
+		waitUntil(t, 10*time.Second, "the page's fetch at the site", func() bool { return siteA.hangs.Load() == 1 })
+		if r := d.Do("POST", "/v1/browser/request/cancel", map[string]any{"platform": "platform_a", "requestId": "req_hang1"}); r.Status != 200 {
+			t.Fatalf("cancel: %d %s", r.Status, r.Body)
+		}
+		cancelled(t, done)
+		waitUntil(t, 10*time.Second, "the page's fetch aborted", func() bool { return siteA.cancelled.Load() == 1 })
+	})
+
+	t.Run("cancel_before_relay", func(t *testing.T) {
+		// The cancel overtakes the relay, which is still awaiting its tab
+		// and page: made likely here by pausing the worker's JavaScript
+		// before it handles the api_request. Such a cancel was once dropped
+		// and the page's fetch hung until its timeout. (The browser may
+		// still hand the worker the cancel after the relay started; then
+		// the fetch is aborted at the site. Either way none is left.)
+		if err := b.call(sw, "Debugger.enable", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = b.call(sw, "Debugger.disable", nil, nil) }()
+		if err := b.call(sw, "Debugger.pause", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		done := hang(t, "req_hang2")
+		waitUntil(t, 10*time.Second, "the cancel to find the request", func() bool {
+			r := d.Do("POST", "/v1/browser/request/cancel", map[string]any{"platform": "platform_a", "requestId": "req_hang2"})
+			return r.Status == 200
+		})
+		cancelled(t, done)
+		// The pause is a request to stop at the next statement; once in a
+		// while the worker runs on without it (1 run in ~60), and the
+		// request takes the ordinary path, still checked below.
+		if err := b.call(sw, "Debugger.resume", nil, nil); err != nil && !strings.Contains(err.Error(), "only perform operation while paused") {
+			t.Fatal(err)
+		}
+		waitUntil(t, 10*time.Second, "the worker's cancelled answer, and no fetch left hanging at the site", func() bool {
+			answered := false
+			for _, f := range strings.Split(b.frames.String(), "\n") {
+				if strings.Contains(f, `"req_hang2"`) && strings.Contains(f, `"api_response"`) && strings.Contains(f, `"cancelled"`) {
+					answered = true
+				}
+			}
+			return answered && siteA.hangs.Load() == siteA.cancelled.Load()
+		})
+		t.Logf("hanging requests at the site: %d (1: this one never reached it; 2: it was aborted there)", siteA.hangs.Load())
 	})
 
 	t.Run("actions", func(t *testing.T) {
@@ -247,11 +317,12 @@ func TestExtensionBridge(t *testing.T) {
 				t.Fatalf("%s: %d %s", a.action, resp.Status, resp.Body)
 			}
 		}
+		was := session(t, d, "chromium-e2e")
 		resp := d.Do("POST", "/v1/browser/actions", map[string]any{"action": "ws_reconnect", "disconnectMs": 200, "repeatCount": 1})
 		if resp.Status != 200 || !strings.Contains(string(resp.Body), `"accepted":true`) {
 			t.Fatalf("ws_reconnect: %d %s", resp.Status, resp.Body)
 		}
-		waitUntil(t, 10*time.Second, "the drop of ws_reconnect", func() bool { return !extConnected(t, d, "chromium-e2e") })
+		waitUntil(t, 10*time.Second, "the drop of ws_reconnect", func() bool { return session(t, d, "chromium-e2e") != was })
 		waitUntil(t, 15*time.Second, "the reconnect after ws_reconnect", func() bool { return extConnected(t, d, "chromium-e2e") })
 	})
 

@@ -30,7 +30,8 @@ import (
 type fakeSite struct {
 	*httptest.Server
 	canary    string
-	cancelled atomic.Int32
+	hangs     atomic.Int32 // /api/hang requests that arrived
+	cancelled atomic.Int32 // … and were aborted by their client
 	cookieOK  atomic.Int32
 	mu        sync.Mutex
 	sent      []sentMessage // what the page's send button posted
@@ -187,6 +188,7 @@ func newFakeSite(name, canary string) *fakeSite {
 		}
 	})
 	mux.HandleFunc("POST /api/hang", func(w http.ResponseWriter, r *http.Request) {
+		s.hangs.Add(1)
 		select {
 		case <-r.Context().Done():
 			s.cancelled.Add(1)

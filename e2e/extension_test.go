@@ -58,7 +58,7 @@ func clientConnected(t *testing.T, d *harness.Daemon, clientID string) bool {
 // SSE request, and reconnects by itself after the daemon restarts.
 func TestExtensionInChromium(t *testing.T) {
 	// A fixed address: the extension must find the restarted daemon there.
-	d := harness.Start(t, harness.Options{Addr: harness.FreePort(t), Env: []string{"SVC_LOG_LEVEL=debug"}})
+	d := harness.Start(t, harness.Options{KeepAddr: true, Env: []string{"SVC_LOG_LEVEL=debug"}})
 	platform := fakeplugin.NewPlatform("ext-secret")
 	defer platform.Close()
 	startBrowserWith(t, extensionCopy(t, d, "ext-e2e", platform.URL))

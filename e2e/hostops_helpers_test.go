@@ -176,6 +176,31 @@ func alive(pid int) bool {
 	return s[i+2] != 'Z' && s[i+2] != 'X'
 }
 
+// processesWithEnv lists the processes whose environment holds entry
+// (KEY=value) exactly, or ends with it (SVC_AGENTD_CODEX_HOME=… for
+// CODEX_HOME=…).
+func processesWithEnv(entry string) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if strings.HasSuffix(kv, entry) && (kv == entry || strings.HasSuffix(kv, "_"+entry)) {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
+
 // waitDead waits until none of pids is alive.
 func waitDead(t testing.TB, within time.Duration, what string, pids ...int) {
 	t.Helper()

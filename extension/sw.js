@@ -19,6 +19,18 @@ let reconnectTimer = null;
 let keepaliveTimer = null;
 let state = { connected: false, lastError: '', snapshot: null, captured: {}, accounts: {}, loops: {}, connectedAt: 0, pending: 0 };
 const relays = new Map(); // requestId -> port to the page
+// A request_cancel can overtake its relay: the relay awaits the adapters,
+// the tab and the page's script before it is in relays. Such a cancel is
+// kept here and the relay does not start; bounded, oldest first, for ids
+// whose relay never comes.
+const earlyCancels = new Set();
+
+function cancelRelay(id) {
+  const p = relays.get(id);
+  if (p) { p.postMessage({ cancel: true }); return; }
+  earlyCancels.add(id);
+  if (earlyCancels.size > 256) earlyCancels.delete(earlyCancels.values().next().value);
+}
 
 // settings: the options page's chrome.storage.local values over an optional
 // bundled development config (config.local.json, never committed).
@@ -140,7 +152,7 @@ async function onMessage(m) {
       state.snapshot = m; publish(); overlayAll(); return;
     case 'keepalive': return;
     case 'api_request': return relay(m);
-    case 'request_cancel': { const p = relays.get(m.requestId); if (p) p.postMessage({ cancel: true }); return; }
+    case 'request_cancel': cancelRelay(m.requestId); return;
     case 'action': return action(m);
     case 'conversation_inject': return inject(m);
     default: return;
@@ -271,6 +283,7 @@ async function relay(m) {
   if (!tab) {
     // No page open: fetch from the worker (host permission; the browser's
     // cookies for the origin still apply, the page's own state does not).
+    if (earlyCancels.delete(m.requestId)) { handle({ error: true, aborted: true }); return; }
     const ctl = new AbortController();
     relays.set(m.requestId, { postMessage: () => ctl.abort(), disconnect: () => ctl.abort() });
     finish = () => relays.delete(m.requestId);
@@ -290,6 +303,8 @@ async function relay(m) {
   const inPage = async (retried) => {
     const cached = readyTabs.has(tab.id);
     try { await preparePage(tab.id); } catch { send({ type: 'api_response', requestId: m.requestId, status: 0, error: 'the page refused the relay script' }); return; }
+    // No await from here to relays.set: a cancel lands in one or the other.
+    if (earlyCancels.delete(m.requestId)) { handle({ error: true, aborted: true }); return; }
     const port = chrome.tabs.connect(tab.id, { name: 'relay:' + crypto.randomUUID() });
     let heard = false;
     relays.set(m.requestId, port);

@@ -102,6 +102,10 @@ type Options struct {
 	// Addr fixes the listen address (kept across Restart); default a new
 	// free 127.0.0.1 port at every start.
 	Addr string
+	// KeepAddr lets the harness pick the first free port (see start) and
+	// keeps it across Restart, for clients that must find the restarted
+	// daemon where it was (a browser extension).
+	KeepAddr bool
 	// Prefix runs the daemon through another command, e.g.
 	// ["ip", "netns", "exec", "NS"] for a node in a network namespace.
 	Prefix []string
@@ -141,10 +145,43 @@ func Start(t testing.TB, opts Options) *Daemon {
 func (d *Daemon) start() {
 	t := d.t
 	t.Helper()
-	d.Addr = d.opts.Addr
-	if d.Addr == "" {
-		d.Addr = FreePort(t)
+	// A port FreePort picked is free only when it looks: until the daemon
+	// binds it, any connect on the machine may take it as its ephemeral
+	// source port (CI runs several test processes at once). A port the
+	// harness picked is picked again when the daemon reports it taken; an
+	// address the test fixed, or one a Restart must keep, is not.
+	pick := d.opts.Addr == "" && (!d.opts.KeepAddr || d.Addr == "")
+	for attempt := 1; ; attempt++ {
+		if pick {
+			d.Addr = FreePort(t)
+		} else if d.opts.Addr != "" {
+			d.Addr = d.opts.Addr
+		}
+		from := len(d.Logs())
+		err := d.launch()
+		if err == nil {
+			break
+		}
+		if pick && attempt < 5 && strings.Contains(d.Logs()[from:], "listen on "+d.Addr+": ") && strings.Contains(d.Logs()[from:], "address already in use") {
+			t.Logf("port %s was taken before svcd bound it; picking another", d.Addr)
+			continue
+		}
+		t.Fatalf("svcd did not become healthy: %v\nlogs:\n%s", err, d.Logs())
 	}
+	if d.opts.GeneratedToken {
+		b, err := os.ReadFile(filepath.Join(d.DataDir, "shared_token"))
+		if err != nil {
+			t.Fatalf("generated token file: %v", err)
+		}
+		d.Token = strings.TrimSpace(string(b))
+	}
+}
+
+// launch runs the binary on d.Addr and waits until it is healthy; on an
+// error the process is gone.
+func (d *Daemon) launch() error {
+	t := d.t
+	t.Helper()
 	d.URL = "http://" + d.Addr
 	args := append([]string{"serve", "-listen", d.Addr, "-data-dir", d.DataDir}, d.opts.Args...)
 	argv := append(append([]string{}, d.opts.Prefix...), append([]string{Binary(t)}, args...)...)
@@ -158,19 +195,14 @@ func (d *Daemon) start() {
 		t.Fatalf("start svcd: %v", err)
 	}
 	d.cmd = cmd
-	d.done = make(chan struct{})
-	go func() { d.exitErr = cmd.Wait(); close(d.done) }()
+	done := make(chan struct{})
+	d.done = done
+	go func() { d.exitErr = cmd.Wait(); close(done) }()
 	if err := d.WaitHealthy(15 * time.Second); err != nil {
 		d.Kill()
-		t.Fatalf("svcd did not become healthy: %v\nlogs:\n%s", err, d.Logs())
+		return err
 	}
-	if d.opts.GeneratedToken {
-		b, err := os.ReadFile(filepath.Join(d.DataDir, "shared_token"))
-		if err != nil {
-			t.Fatalf("generated token file: %v", err)
-		}
-		d.Token = strings.TrimSpace(string(b))
-	}
+	return nil
 }
 
 // ready reports /readyz?standbyok=true: a standby is ready, a leader only
@@ -247,8 +279,9 @@ func (d *Daemon) Terminate(timeout time.Duration) error {
 }
 
 // Restart starts the daemon again on the same data dir (after Kill or
-// Terminate): on Options.Addr when one was given (a plugin reconnecting to
-// a known address), else on a new free port.
+// Terminate): on Options.Addr when one was given, on the address it had
+// with KeepAddr (a plugin reconnecting to a known address), else on a new
+// free port.
 func (d *Daemon) Restart() {
 	d.t.Helper()
 	d.Kill()

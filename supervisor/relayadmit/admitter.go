@@ -39,12 +39,17 @@ type Admitter struct {
 	mu       sync.Mutex
 	pools    map[string]*pool
 	pending  []relay.Outcome          // outcomes not yet delivered to the engine
+	sending  int                      // outcomes in a Lease call not yet answered (put back into pending if it fails)
 	returned map[string]int           // unused tokens not yet given back
 	leasing  map[string]chan struct{} // a lease call in flight per target; closed when it ends
 	gen      map[string]uint64        // bumped when a target's local admission ends (failure, revocation)
 	failed   bool                     // a failure is among pending: the batch goes after Coalesce
-	kick     chan struct{}
-	urgent   chan struct{} // a failure was queued while a batch gathers
+	// Lease calls carrying outcomes that are out, those of them with a
+	// failure, and a channel closed (and replaced) whenever one ends.
+	outCalls, outFailing int
+	outEnded             chan struct{}
+	kick                 chan struct{}
+	urgent               chan struct{} // a failure was queued while a batch gathers
 }
 
 // New builds an admitter over be.
@@ -73,7 +78,7 @@ func New(be Backend, o Options) *Admitter {
 		o.OnChanged = func() {}
 	}
 	return &Admitter{be: be, opts: o, pools: map[string]*pool{}, returned: map[string]int{}, leasing: map[string]chan struct{}{},
-		gen: map[string]uint64{}, kick: make(chan struct{}, 1), urgent: make(chan struct{}, 1)}
+		gen: map[string]uint64{}, kick: make(chan struct{}, 1), urgent: make(chan struct{}, 1), outEnded: make(chan struct{})}
 }
 
 // Admit decides one request to target: from a local token when there is
@@ -194,6 +199,19 @@ func (a *Admitter) dropLocked(target string) {
 // Lease call. On failure they are put back to be sent again.
 func (a *Admitter) deliver(ctx context.Context, want map[string]int) (relay.LeaseReply, error) {
 	a.mu.Lock()
+	// Outcomes reach the engine in the order they were taken where the
+	// order decides: a failure on its way (Run's batch) goes before any
+	// other call, or a lease sent beside it could be decided first and
+	// admit a request past the failure that trips the breaker; and a batch
+	// with a failure goes after the outcomes already out, or a success
+	// arriving late would reset the breaker the failure opened. Batches of
+	// successes alone are not ordered among themselves.
+	for a.outFailing > 0 || (a.failed && a.outCalls > 0) {
+		ended := a.outEnded
+		a.mu.Unlock()
+		<-ended
+		a.mu.Lock()
+	}
 	now := time.Now()
 	for name, p := range a.pools {
 		if n := p.expire(now); n > 0 {
@@ -206,10 +224,27 @@ func (a *Admitter) deliver(ctx context.Context, want map[string]int) (relay.Leas
 	req := relay.LeaseRequest{Outcomes: a.pending, Returned: a.returned, Want: want}
 	failed := a.failed
 	a.pending, a.returned, a.failed = nil, map[string]int{}, false
+	a.sending += len(req.Outcomes)
+	carries := len(req.Outcomes) > 0
+	if carries {
+		a.outCalls++
+		if failed {
+			a.outFailing++
+		}
+	}
 	a.mu.Unlock()
 	reply, err := a.be.Lease(ctx, req)
+	a.mu.Lock()
+	a.sending -= len(req.Outcomes)
+	if carries {
+		a.outCalls--
+		if failed {
+			a.outFailing--
+		}
+		close(a.outEnded)
+		a.outEnded = make(chan struct{})
+	}
 	if err != nil {
-		a.mu.Lock()
 		a.pending = append(req.Outcomes, a.pending...)
 		a.failed = a.failed || failed
 		for k, v := range req.Returned {
@@ -218,25 +253,25 @@ func (a *Admitter) deliver(ctx context.Context, want map[string]int) (relay.Leas
 		a.mu.Unlock()
 		return reply, err
 	}
-	if len(reply.Revoked) > 0 {
-		a.mu.Lock()
-		for _, name := range reply.Revoked {
-			a.dropLocked(name)
-			a.gen[name]++
-		}
-		a.mu.Unlock()
+	for _, name := range reply.Revoked {
+		a.dropLocked(name)
+		a.gen[name]++
 	}
+	a.mu.Unlock()
 	if reply.Changed {
 		a.opts.OnChanged()
 	}
 	return reply, nil
 }
 
-// Pending is how many outcomes wait to be delivered (status, tests).
+// Pending is how many outcomes the engine has not acknowledged yet (status,
+// tests): the queued ones and those of a Lease call still out. Counting only
+// the queue would read 0 while a batch is on its way to a worker that is
+// down, although every one of them is kept and sent again.
 func (a *Admitter) Pending() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return len(a.pending)
+	return len(a.pending) + a.sending
 }
 
 // Run delivers batches until ctx ends: whenever outcomes are queued, and

@@ -135,14 +135,23 @@ func TestAdmitterBreakerTripsOnTime(t *testing.T) {
 		a.Report(relay.Outcome{Target: "t", Status: 200})
 	}
 	for i := 0; i < 3; i++ {
-		time.Sleep(3 * time.Millisecond) // past the 1 ms backoff of the previous failure
+		if i > 0 {
+			// The previous failure's 1 ms backoff runs from when the engine
+			// heard it, which may be after the Report (Run's batch can be on
+			// its way; under load, for longer than any fixed sleep).
+			eventually(t, "the previous failure's backoff over", func() bool {
+				st, _ := w.target("t")
+				return st.BreakerFailures == i && time.Now().UnixMilli() > st.BackoffUntilMs
+			})
+		}
 		d, err := a.Admit(ctx, "t")
 		if err != nil || !d.Allowed {
 			t.Fatalf("failure %d not admitted: %+v %v", i, d, err)
 		}
 		a.Report(relay.Outcome{Target: "t", Status: 503})
 	}
-	time.Sleep(3 * time.Millisecond)
+	// No wait here: the breaker is open whatever the backoff, and the
+	// third failure reaches the engine before this request is decided.
 	if d, err := a.Admit(ctx, "t"); err != nil || d.Allowed || d.Reason != "circuit_open" {
 		t.Fatalf("after 3 failures: %+v %v", d, err)
 	}
