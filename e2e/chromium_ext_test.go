@@ -285,13 +285,16 @@ func TestExtensionBridge(t *testing.T) {
 			return r.Status == 200
 		})
 		cancelled(t, done)
-		// The pause is a request to stop at the next statement; once in a
-		// while the worker runs on without it (1 run in ~60), and the
-		// request takes the ordinary path, still checked below.
-		if err := b.call(sw, "Debugger.resume", nil, nil); err != nil && !strings.Contains(err.Error(), "only perform operation while paused") {
-			t.Fatal(err)
-		}
+		// The pause is a request to stop at the next statement. If the
+		// worker has not run any JavaScript since (the api_request still on
+		// its way under load), a single resume finds nothing paused and the
+		// pause takes hold later, for good; so every poll resumes. Once in a
+		// while the worker ran on without pausing, and the request took the
+		// ordinary path, which is checked the same way.
 		waitUntil(t, 10*time.Second, "the worker's cancelled answer, and no fetch left hanging at the site", func() bool {
+			if err := b.call(sw, "Debugger.resume", nil, nil); err != nil && !strings.Contains(err.Error(), "only perform operation while paused") {
+				t.Fatal(err)
+			}
 			answered := false
 			for _, f := range strings.Split(b.frames.String(), "\n") {
 				if strings.Contains(f, `"req_hang2"`) && strings.Contains(f, `"api_response"`) && strings.Contains(f, `"cancelled"`) {
