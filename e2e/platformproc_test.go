@@ -40,8 +40,18 @@ type platformProcess struct {
 
 func startPlatformProcess(tb testing.TB) platformProcess {
 	tb.Helper()
+	url, pid := startChildServer(tb, platformChildEnv, "platform child")
+	return platformProcess{URL: url, Pid: pid}
+}
+
+// startChildServer runs the e2e test binary again with env=1 set, so that
+// it serves something (a fake platform, the relay skeleton) until its stdin
+// closes, and returns the base URL it prints first and its pid. The child
+// stops when the test ends.
+func startChildServer(tb testing.TB, env, what string) (string, int) {
+	tb.Helper()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), platformChildEnv+"=1")
+	cmd.Env = append(os.Environ(), env+"=1")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -57,7 +67,7 @@ func startPlatformProcess(tb testing.TB) platformProcess {
 	tb.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil || !strings.HasPrefix(line, "http://127.0.0.1:") {
-		tb.Fatalf("platform child: %q %v", line, err)
+		tb.Fatalf("%s: %q %v", what, line, err)
 	}
-	return platformProcess{URL: strings.TrimSpace(line), Pid: cmd.Process.Pid}
+	return strings.TrimSpace(line), cmd.Process.Pid
 }

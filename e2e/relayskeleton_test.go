@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -9,9 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -127,24 +124,5 @@ func (s *skeleton) request(w http.ResponseWriter, r *http.Request) {
 // returns its base URL and pid.
 func startSkeletonProcess(tb testing.TB) (string, int) {
 	tb.Helper()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), skeletonChildEnv+"=1")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "http://127.0.0.1:") {
-		tb.Fatalf("relay skeleton child: %q %v", line, err)
-	}
-	return strings.TrimSpace(line), cmd.Process.Pid
+	return startChildServer(tb, skeletonChildEnv, "relay skeleton child")
 }
