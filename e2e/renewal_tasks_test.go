@@ -207,9 +207,10 @@ func TestLiveIngestOverTheBridge(t *testing.T) {
 		d.Do("GET", "/v1/tasks", nil).Decode(t, &list)
 		return len(list.Data.Tasks) == 1 && list.Data.Tasks[0].Status == "succeeded"
 	})
-	// The report's delivery_key is its task's: the same on any redelivery.
-	if want := bridgeproto.ReportDeliveryKey(list.Data.Tasks[0].ID); in.DeliveryKey != want {
-		t.Fatalf("report delivery_key %q, want %q", in.DeliveryKey, want)
+	// The report's delivery_key names its task (and when the batch started,
+	// so a fresh store's task-1 is not taken for an older one).
+	if want := "report:" + list.Data.Tasks[0].ID + "."; !strings.HasPrefix(in.DeliveryKey, want) || !bridgeproto.ValidDeliveryKey(in.DeliveryKey) {
+		t.Fatalf("report delivery_key %q, want %q and a start time", in.DeliveryKey, want)
 	}
 	// The same reply again is a repeat: counted, not run, nothing injected.
 	before := p.Count(bridgeproto.TypeConversationInject)

@@ -2,7 +2,9 @@ package bridgeproto
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Conversation messages: the plugin reports which conversation it holds and
@@ -32,24 +34,30 @@ const (
 // MaxConversationText bounds a reported reply or an injected text.
 const MaxConversationText = 256 << 10
 
-var localConvID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+// identifier is the rule for local conversation ids and delivery keys.
+var identifier = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 
 // ValidLocalConversationID reports whether id is 1–128 bytes of [A-Za-z0-9._:-].
-func ValidLocalConversationID(id string) bool { return localConvID.MatchString(id) }
-
-var deliveryKey = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+func ValidLocalConversationID(id string) bool { return identifier.MatchString(id) }
 
 // ValidDeliveryKey reports whether k is a delivery_key: 1–128 bytes of
 // [A-Za-z0-9._:-]. A key is built from ids only, never from message text.
-func ValidDeliveryKey(k string) bool { return deliveryKey.MatchString(k) }
+func ValidDeliveryKey(k string) bool { return identifier.MatchString(k) }
 
-// RenewalDeliveryKey is the delivery_key of a renewal job: the job id
-// survives recovery, so every redelivery of the job carries the same key.
-func RenewalDeliveryKey(jobID string) string { return "renewal:" + jobID }
+// RenewalDeliveryKey is the delivery_key of a renewal job: its id and
+// creation time, both kept across recovery, so every redelivery carries the
+// same key; the time keeps a job of a fresh store (whose ids start again at
+// job-1) from being taken for one a plugin delivered before.
+func RenewalDeliveryKey(jobID string, created time.Time) string {
+	return "renewal:" + jobID + "." + strconv.FormatInt(created.UnixNano(), 36)
+}
 
 // ReportDeliveryKey is the delivery_key of an instruction report: its task
-// (batch) id is the same when the report is sent again.
-func ReportDeliveryKey(taskID string) string { return "report:" + taskID }
+// (batch) id and when the batch started, for the same reason as a renewal's
+// (task ids of a fresh store start again at task-1).
+func ReportDeliveryKey(taskID string, started time.Time) string {
+	return "report:" + taskID + "." + strconv.FormatInt(started.UnixNano(), 36)
+}
 
 // ConversationRef names a conversation on both sides.
 type ConversationRef struct {

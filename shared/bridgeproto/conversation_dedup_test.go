@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestInjectResultDedupFields: a malformed delivery_key or duplicate in
@@ -43,7 +44,7 @@ func TestInjectResultDedupFields(t *testing.T) {
 }
 
 func TestDeliveryKeys(t *testing.T) {
-	for _, k := range []string{RenewalDeliveryKey("job-12.lx3k9"), ReportDeliveryKey("task-7"), "a", strings.Repeat("k", 128)} {
+	for _, k := range []string{RenewalDeliveryKey("job-12", time.Unix(1700000000, 5)), ReportDeliveryKey("task-7", time.Unix(1700000000, 5)), "a", strings.Repeat("k", 128)} {
 		if !ValidDeliveryKey(k) {
 			t.Fatalf("%q refused", k)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/svcd/svcd/shared/bridgeproto"
 	"github.com/svcd/svcd/shared/instr"
@@ -152,12 +153,13 @@ func (s *Service) Ingest(ctx context.Context, m Message, caller Caller) (IngestR
 		return res, err
 	}
 	defer s.end(context.WithoutCancel(ctx), m.ConvRef)
+	started := time.Now()
 	taskID, runID := s.start(ctx, "ingest "+m.LocalConversationID+" "+m.MessageID)
 	plan := Plan{Paused: res.SystemPaused, Control: s.controlFor(m.ConvRef)}
 	b := s.d.Executor.Run(ctx, parsed, caller, plan)
 	res.Status, res.TaskID, res.RunID, res.Batch = IngestExecuted, taskID, runID, &b
 	res.TaskStatus = s.finish(ctx, taskID, runID, b)
-	id, err := s.d.Injector.Inject(ctx, m.ConvRef, ReportInjectKind, reportKey(taskID), b.Report)
+	id, err := s.d.Injector.Inject(ctx, m.ConvRef, ReportInjectKind, reportKey(taskID, started), b.Report)
 	if err != nil {
 		res.InjectError = err.Error()
 	}
@@ -277,10 +279,10 @@ func (s *Service) finish(ctx context.Context, taskID, runID string, b Batch) str
 	return status
 }
 
-// reportKey is the delivery_key of a batch's report: its task id, or none
-// when the task could not be recorded.
-func reportKey(taskID string) string {
-	if k := bridgeproto.ReportDeliveryKey(taskID); taskID != "" && bridgeproto.ValidDeliveryKey(k) {
+// reportKey is the delivery_key of a batch's report (its task id and start),
+// or none when the task could not be recorded.
+func reportKey(taskID string, started time.Time) string {
+	if k := bridgeproto.ReportDeliveryKey(taskID, started); taskID != "" && bridgeproto.ValidDeliveryKey(k) {
 		return k
 	}
 	return ""
