@@ -422,10 +422,11 @@ func TestSIGTERMFinishesRequestsInFlight(t *testing.T) {
 // startStatusWrapper runs `svcd status-wrapper` reading daemonURL on a free
 // port, waits until it answers and returns its base URL. It is killed when
 // the test ends.
-func startStatusWrapper(t *testing.T, daemonURL string) string {
+func startStatusWrapper(t *testing.T, daemonURL string, env ...string) string {
 	t.Helper()
 	addr := harness.FreePort(t)
 	cmd := exec.Command(harness.Binary(t), "status-wrapper", "-status-listen", addr, "-daemon-url", daemonURL)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -89,7 +89,7 @@ type bridgeInjector struct{ s *Server }
 func (b bridgeInjector) Inject(ctx context.Context, c instructions.ConvRef, kind, key, text string) (string, error) {
 	conv, ok := b.s.convs.Get(c.LocalConversationID)
 	if !ok || conv.ClientID == "" {
-		return "", api.Unavailable("no_plugin_for_conversation", "no plugin has linked conversation %s; the report stays in the task log", c.LocalConversationID)
+		return "", api.Unavailable("no_plugin_for_conversation", "no plugin has linked conversation %s; the report was not typed (an HTTP ingest has it in its answer; the task log lists each instruction's outcome)", c.LocalConversationID)
 	}
 	if len(text) > bridgeproto.MaxConversationText {
 		// Cut on a character boundary: a report must stay valid UTF-8.

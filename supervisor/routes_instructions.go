@@ -54,7 +54,7 @@ func (s *Server) instructionRoutes() []Route {
 				{Name: "text", Type: "string", Required: true, Note: "the final AI reply"},
 				{Name: "role", Type: "string", Default: "assistant", Note: "assistant or user (a user message resets the round count and never runs)"},
 			},
-			Summary: "Live ingest of one final AI message (same effect as the bridge conversation_message): runs its instructions unless the system is paused (then only system/pause and system/resume run; the rest is recorded as system_paused), and injects the report back into the conversation.",
+			Summary: "Live ingest of one final AI message (same effect as the bridge conversation_message): runs its instructions unless the system is paused (then only system/pause and system/resume run; the rest is recorded as system_paused), and injects the report back into the conversation only when the caller sent the shared token (otherwise not_injected says why and the report is in the answer).",
 			Handle:  s.handleInstructionsIngest},
 	}
 }
@@ -113,10 +113,14 @@ func (s *Server) handleInstructionsIngest(w http.ResponseWriter, r *http.Request
 		}
 		return api.Unprocessable(code, "%s", pe.Message)
 	}
+	caller := callerOf(r)
+	// Only a caller with the token has the report typed into the chat
+	// (docs/instructions.md, "Who may type into a chat").
+	caller.MayInject = s.requireToken(r) == nil
 	res, err := side.svc.Ingest(r.Context(), instructions.Message{
 		ConvRef:   instructions.ConvRef{Platform: req.Platform, LocalConversationID: req.LocalConversationID, RemoteConversationID: req.RemoteConversationID},
 		MessageID: req.MessageID, Text: *req.Text, Role: req.Role,
-	}, callerOf(r))
+	}, caller)
 	if err != nil {
 		return err
 	}
@@ -145,7 +149,9 @@ func callerOf(r *http.Request) instructions.Caller {
 // calls. authenticated says the plugin connection paired with the shared
 // token; only then do host operations carry the bearer token.
 func (s *Server) IngestFromBridge(ctx context.Context, m instructions.Message, authenticated bool) (instructions.IngestResult, error) {
-	c := instructions.Caller{Host: s.cfg.Listen, RemoteAddr: "127.0.0.1:0"}
+	// The message's connection has just linked the conversation, so the
+	// report goes back to the plugin that holds it: it may be typed.
+	c := instructions.Caller{Host: s.cfg.Listen, RemoteAddr: "127.0.0.1:0", MayInject: true}
 	if authenticated && s.token != "" {
 		c.Authorization = "Bearer " + s.token
 	}

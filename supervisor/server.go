@@ -159,6 +159,7 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 	s.onClose(func() error { s.sched.Stop(); return nil })
 	s.metrics = newMetrics(s)
 	s.routes = s.routeTable()
+	applyTokenPolicy(s.routes, s.cfg.RequireToken)
 	s.router = s.buildRouter()
 	// The guards wrap the whole router, not single routes: a route added
 	// later cannot skip them. Host first (a rebinding page learns nothing),

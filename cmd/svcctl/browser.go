@@ -126,6 +126,9 @@ func (c *client) stream(ctx context.Context, path string, body any) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if err := c.authorize(req, false); err != nil {
+		return err
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("daemon at %s: %w", c.base, err)

@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -40,7 +38,6 @@ func (c *client) bearer() (string, error) {
 	if c.token != "" {
 		return c.token, nil
 	}
-	tried := []string{"-token flag (not given)"}
 	var args []string
 	if c.configFile != "" {
 		args = append(args, "-config", c.configFile)
@@ -52,33 +49,29 @@ func (c *client) bearer() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read the daemon configuration to find the token: %w", err)
 	}
-	if cfg.SharedToken != "" {
-		return cfg.SharedToken, nil
+	t, _, err := cfg.LocateToken()
+	var nf *config.TokenNotFoundError
+	if errors.As(err, &nf) {
+		return "", fmt.Errorf("no shared token found; looked at: -token flag (not given); %s. Pass -token, set SVC_SHARED_TOKEN, or point -data-dir / SVC_DATA_DIR at the daemon's data dir",
+			strings.Join(nf.Tried, "; "))
 	}
-	tried = append(tried, "SVC_SHARED_TOKEN (unset)")
-	if cfg.ConfigFile != "" {
-		tried = append(tried, "shared_token in "+cfg.ConfigFile+" (unset)")
-	} else {
-		tried = append(tried, "config file (none: set SVC_CONFIG or -config)")
+	return t, err
+}
+
+// authorize sets the token on every call it can be found for, not only
+// those that need it under SPEC.md: a daemon with require_token = "writes"
+// or "all" demands it on more routes. need says this call cannot do without
+// it, so a missing token is svcctl's error, not the daemon's.
+func (c *client) authorize(req *http.Request, need bool) error {
+	t, err := c.bearer()
+	if err == nil {
+		req.Header.Set("Authorization", "Bearer "+t)
+		return nil
 	}
-	path, err := cfg.TokenFile()
-	if err != nil {
-		return "", err
+	if need {
+		return err
 	}
-	b, err := os.ReadFile(path)
-	if err == nil && strings.TrimSpace(string(b)) != "" {
-		return strings.TrimSpace(string(b)), nil
-	}
-	reason := "empty"
-	if err != nil {
-		reason = err.Error()
-		if errors.Is(err, fs.ErrNotExist) {
-			reason = "not found"
-		}
-	}
-	tried = append(tried, path+" ("+reason+")")
-	return "", fmt.Errorf("no shared token found; looked at: %s. Pass -token, set SVC_SHARED_TOKEN, or point -data-dir / SVC_DATA_DIR at the daemon's data dir",
-		strings.Join(tried, "; "))
+	return nil
 }
 
 // call sends one request and prints the JSON answer indented. A non-2xx
@@ -101,12 +94,8 @@ func (c *client) call(ctx context.Context, method, path string, body any, auth b
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if auth {
-		t, err := c.bearer()
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Authorization", "Bearer "+t)
+	if err := c.authorize(req, auth); err != nil {
+		return nil, err
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

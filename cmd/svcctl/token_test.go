@@ -42,3 +42,25 @@ func TestTokenFoundFromAnyDirectory(t *testing.T) {
 		t.Fatalf("no token anywhere: exit %d, %q", code, msg)
 	}
 }
+
+// TestEveryTokenLevel runs svcctl's everyday commands against daemons with
+// each require_token level: svcctl sends the token it finds on every call,
+// so reads under "all" and writes under "writes" keep working.
+func TestEveryTokenLevel(t *testing.T) {
+	for _, level := range []string{"host-ops", "writes", "all"} {
+		t.Run(level, func(t *testing.T) {
+			d := harness.Start(t, harness.Options{Env: []string{"SVC_REQUIRE_TOKEN=" + level}})
+			for _, args := range [][]string{
+				{"system", "pause", "--reason", "level " + level},
+				{"system", "state"},
+				{"status"},
+				{"tasks", "ls"},
+				{"system", "resume"},
+			} {
+				if code, out, errOut := svcctl(t, d, args...); code != 0 {
+					t.Errorf("svcctl %s under %s: exit %d\n%s%s", strings.Join(args, " "), level, code, out, errOut)
+				}
+			}
+		})
+	}
+}

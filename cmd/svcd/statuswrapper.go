@@ -25,7 +25,15 @@ func runStatusWrapper(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.StatusListen, err)
 	}
-	srv := &http.Server{Handler: statuswrapper.New(cfg.StatusDaemon, guard.New(cfg.StatusListen, cfg.AllowedHosts, cfg.AllowedOrigins), log).Handler(), ReadHeaderTimeout: 10 * time.Second}
+	// The token is optional here: only a daemon with require_token = "all"
+	// wants it for its state. Found the way svcctl finds it.
+	token, source, err := cfg.LocateToken()
+	if err != nil {
+		log.Info("no shared token found; reading the daemon without one (a daemon with require_token = \"all\" will refuse)", "detail", err.Error())
+	} else {
+		log.Info("reading the daemon with the shared token", "source", string(source))
+	}
+	srv := &http.Server{Handler: statuswrapper.New(cfg.StatusDaemon, token, guard.New(cfg.StatusListen, cfg.AllowedHosts, cfg.AllowedOrigins), log).Handler(), ReadHeaderTimeout: 10 * time.Second}
 	log.Info("status wrapper listening", "address", ln.Addr().String(), "daemon_url", cfg.StatusDaemon)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -53,13 +53,16 @@ type Config struct {
 	AllowedOrigins []string `hcl:"allowed_origins,optional"`
 	// InsecureTokenFile lets the daemon start with a token file that group
 	// or others can read (refused by default, as ssh refuses such a key).
-	InsecureTokenFile bool   `hcl:"insecure_token_file,optional"`
-	MaxBodyBytes      int64  `hcl:"max_body_bytes,optional"`
-	ShutdownMs        int    `hcl:"shutdown_timeout_ms,optional"`
-	LogLevel          string `hcl:"log_level,optional"`
-	LogJSON           bool   `hcl:"log_json,optional"`
-	StatusListen      string `hcl:"status_listen,optional"`
-	StatusDaemon      string `hcl:"status_daemon_url,optional"`
+	InsecureTokenFile bool `hcl:"insecure_token_file,optional"`
+	// RequireToken says which routes demand the shared token: host-ops
+	// (default, SPEC.md), writes or all (requiretoken.go).
+	RequireToken string `hcl:"require_token,optional"`
+	MaxBodyBytes int64  `hcl:"max_body_bytes,optional"`
+	ShutdownMs   int    `hcl:"shutdown_timeout_ms,optional"`
+	LogLevel     string `hcl:"log_level,optional"`
+	LogJSON      bool   `hcl:"log_json,optional"`
+	StatusListen string `hcl:"status_listen,optional"`
+	StatusDaemon string `hcl:"status_daemon_url,optional"`
 
 	// Host operations (the hostops worker). See docs/hostops.md.
 	ExecTimeoutMaxMs  int64    `hcl:"exec_timeout_max_ms,optional"`   // largest timeoutMs accepted
@@ -132,6 +135,8 @@ type Config struct {
 
 	ConfigFile    string // where the file layer came from, if any
 	TokenFromFile string // set by the supervisor when it generated or read the token file
+
+	sharedTokenFromEnv bool // SVC_SHARED_TOKEN set it (LocateToken names the source)
 }
 
 // Defaults is the embedded default: a single node on loopback with data in ./data.
@@ -144,6 +149,7 @@ func Defaults() Config {
 		MaxBodyBytes: 1 << 20,
 		ShutdownMs:   10000,
 		LogLevel:     "info",
+		RequireToken: RequireTokenHostOps,
 		// agentd
 		AgentdListen: "127.0.0.1:4319", AgentdCommand: "codex app-server", AgentdApprovalPolicy: "decline",
 		StatusListen: "127.0.0.1:4318",
@@ -313,6 +319,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validatePerf()...)
 	errs = append(errs, c.validateInstructions()...)
 	errs = append(errs, c.validateGuard()...)
+	errs = append(errs, c.validateRequireToken()...)
 	errs = append(errs, c.validateCluster()...)
 	errs = append(errs, c.validateRenewal()...)
 	errs = append(errs, c.validateAgentd()...)
@@ -356,7 +363,8 @@ func envVars() []envVar {
 		{"SVC_NODE_ID", str(func(c *Config) *string { return &c.NodeID })},
 		{"SVC_RAFT_ADDR", str(func(c *Config) *string { return &c.RaftAddr })},
 		{"SVC_BOOTSTRAP", boolean(func(c *Config) *bool { return &c.Bootstrap })},
-		{"SVC_SHARED_TOKEN", str(func(c *Config) *string { return &c.SharedToken })},
+		{"SVC_SHARED_TOKEN", func(c *Config, v string) error { c.SharedToken, c.sharedTokenFromEnv = v, true; return nil }},
+		{"SVC_REQUIRE_TOKEN", str(func(c *Config) *string { return &c.RequireToken })},
 		{"SVC_ALLOWED_HOSTS", func(c *Config, v string) error { c.AllowedHosts = splitList(v); return nil }},
 		{"SVC_ALLOWED_ORIGINS", func(c *Config, v string) error { c.AllowedOrigins = splitList(v); return nil }},
 		{"SVC_INSECURE_TOKEN_FILE", boolean(func(c *Config) *bool { return &c.InsecureTokenFile })},
@@ -415,6 +423,7 @@ func bindFlags(fs *flag.FlagSet) map[string]func(*Config) {
 	hosts := fs.String("allowed-hosts", "", "extra Host header values to accept, comma separated")
 	origins := fs.String("allowed-origins", "", "browser origins allowed to make state-changing requests, comma separated (empty: only the daemon's own)")
 	insecureToken := fs.Bool("insecure-token-file", false, "start even when the token file is readable by group or others")
+	requireToken := fs.String("require-token", d.RequireToken, "routes that demand the shared token: host-ops, writes or all")
 	execConc := fs.Int("exec-max-concurrent", d.ExecMaxConcurrent, "execs running at once; more answer 429")
 	maxBody := fs.Int64("max-body-bytes", d.MaxBodyBytes, "request body cap in bytes")
 	level := fs.String("log-level", d.LogLevel, "trace, debug, info, warn or error")
@@ -442,6 +451,7 @@ func bindFlags(fs *flag.FlagSet) map[string]func(*Config) {
 		"allowed-hosts":       func(c *Config) { c.AllowedHosts = splitList(*hosts) },
 		"allowed-origins":     func(c *Config) { c.AllowedOrigins = splitList(*origins) },
 		"insecure-token-file": func(c *Config) { c.InsecureTokenFile = *insecureToken },
+		"require-token":       func(c *Config) { c.RequireToken = *requireToken },
 		"exec-max-concurrent": func(c *Config) { c.ExecMaxConcurrent = *execConc },
 		"max-body-bytes":      func(c *Config) { c.MaxBodyBytes = *maxBody },
 		"log-level":           func(c *Config) { c.LogLevel = *level },

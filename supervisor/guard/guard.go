@@ -77,9 +77,9 @@ func (p *Policy) Hosts(next http.Handler) http.Handler {
 	})
 }
 
-// safeMethod is a method that must not change state, so the write guard
+// SafeMethod is a method that must not change state, so the write guard
 // lets it through (its handlers only read).
-func safeMethod(m string) bool {
+func SafeMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }
 
@@ -109,7 +109,7 @@ func (p *Policy) Writes(next http.Handler) http.Handler {
 			p.preflight(w, r, configured)
 			return
 		}
-		if safeMethod(r.Method) {
+		if SafeMethod(r.Method) {
 			next.ServeHTTP(w, r)
 			return
 		}

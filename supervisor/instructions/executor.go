@@ -30,6 +30,11 @@ type Caller struct {
 	Host          string // a Host the guard accepts (the caller's own)
 	RemoteAddr    string
 	RequestID     string // the caller's request id; each call gets "<id>.<index>" so logs correlate
+	// MayInject lets ingest type the report into the conversation: the
+	// batch came from the conversation's own plugin over the bridge, or from
+	// an HTTP caller with the shared token. Any other local process could
+	// otherwise put words of its choosing into a user's chat.
+	MayInject bool
 }
 
 // Options tune the executor; zero values mean the defaults.

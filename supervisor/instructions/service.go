@@ -103,6 +103,10 @@ type IngestResult struct {
 	TaskStatus           string `json:"task_status,omitempty"`
 	InjectID             string `json:"inject_id,omitempty"`
 	InjectError          string `json:"inject_error,omitempty"`
+	// NotInjected says why the report was not typed into the chat though
+	// the batch ran (an HTTP ingest without the token): the report is in
+	// this answer only.
+	NotInjected string `json:"not_injected,omitempty"`
 	*Batch
 }
 
@@ -159,6 +163,11 @@ func (s *Service) Ingest(ctx context.Context, m Message, caller Caller) (IngestR
 	b := s.d.Executor.Run(ctx, parsed, caller, plan)
 	res.Status, res.TaskID, res.RunID, res.Batch = IngestExecuted, taskID, runID, &b
 	res.TaskStatus = s.finish(ctx, taskID, runID, b)
+	if !caller.MayInject {
+		res.NotInjected = NotInjectedNoToken
+		s.d.Tasks.Log(ctx, taskID, runID, "report not typed into the chat: "+NotInjectedNoToken)
+		return res, nil
+	}
 	id, err := s.d.Injector.Inject(ctx, m.ConvRef, ReportInjectKind, reportKey(taskID, started), b.Report)
 	if err != nil {
 		res.InjectError = err.Error()
@@ -166,6 +175,10 @@ func (s *Service) Ingest(ctx context.Context, m Message, caller Caller) (IngestR
 	res.InjectID = id
 	return res, nil
 }
+
+// NotInjectedNoToken is IngestResult.NotInjected for an HTTP ingest without
+// the shared token.
+const NotInjectedNoToken = "the ingest came over HTTP without the shared token; only the conversation's own plugin (over the bridge) or a caller with the token may have a report typed into a chat. The report is in this answer (report), and the task log lists each instruction's outcome"
 
 // controlFor acts on the message's own conversation (scope current).
 func (s *Service) controlFor(c ConvRef) func(ctx context.Context, ctl Control) (string, error) {

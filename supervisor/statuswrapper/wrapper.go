@@ -26,16 +26,21 @@ import (
 type Wrapper struct {
 	guard     *guard.Policy
 	daemonURL string
+	token     string // the daemon's shared token, sent when set (require_token = "all")
 	client    *http.Client
 	log       hclog.Logger
 }
 
 // New returns a wrapper reading from daemonURL (e.g. http://127.0.0.1:4317),
 // guarded by g: the same Host allow-list and write guard as the daemon's
-// listener (built from the wrapper's own listen address).
-func New(daemonURL string, g *guard.Policy, log hclog.Logger) *Wrapper {
+// listener (built from the wrapper's own listen address). token, when not
+// empty, is sent to the daemon: one with require_token = "all" answers its
+// state only to the token, while the wrapper serves its read-only views to
+// anyone its guards let in.
+func New(daemonURL, token string, g *guard.Policy, log hclog.Logger) *Wrapper {
 	return &Wrapper{
 		guard:     g,
+		token:     token,
 		daemonURL: strings.TrimRight(daemonURL, "/"),
 		client:    &http.Client{Timeout: 3 * time.Second},
 		log:       log,
@@ -100,6 +105,9 @@ func (wr *Wrapper) fetch(ctx context.Context) (*systemstate.State, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, wr.daemonURL+"/v1/system/state", nil)
 	if err != nil {
 		return nil, err
+	}
+	if wr.token != "" {
+		req.Header.Set("Authorization", "Bearer "+wr.token)
 	}
 	resp, err := wr.client.Do(req)
 	if err != nil {
