@@ -63,7 +63,9 @@ func TestRequireTokenLevels(t *testing.T) {
 			// The describe documents say which routes need it (the same
 			// table as the router).
 			var caps struct {
-				Data struct{ Read, Write, Diagnostic []struct{ Method, Path, Auth string } } `json:"data"`
+				Data struct {
+					Read, Write, Diagnostic []struct{ Method, Path, Auth string }
+				} `json:"data"`
 			}
 			d.DoAuth("GET", "/v1/capabilities", nil).Decode(t, &caps)
 			described := map[string]bool{}
