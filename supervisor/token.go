@@ -26,13 +26,20 @@ type tokenInfo struct {
 // resolveToken returns the configured shared token, or reads the one stored in
 // the data dir, or generates and stores a new one (mode 0600). A token file
 // that group or others can read is refused, the way ssh refuses such a
-// private key, unless insecure_token_file is set.
+// private key, and so is a token file or data dir another user owns or can
+// write (datadirowner.go), unless insecure_token_file is set.
 func resolveToken(cfg config.Config) (tokenInfo, error) {
-	if cfg.SharedToken != "" {
-		return tokenInfo{token: cfg.SharedToken, origin: "config"}, nil
-	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return tokenInfo{}, fmt.Errorf("create data dir: %w", err)
+	}
+	// The raft log lives there too: checked whether or not the token does.
+	if !cfg.InsecureTokenFile {
+		if err := checkDataDirOwner(cfg.DataDir, os.Geteuid()); err != nil {
+			return tokenInfo{}, err
+		}
+	}
+	if cfg.SharedToken != "" {
+		return tokenInfo{token: cfg.SharedToken, origin: "config"}, nil
 	}
 	path, err := cfg.TokenFile()
 	if err != nil {
@@ -57,6 +64,11 @@ func loadTokenFile(f *os.File, path string, insecureOK bool) (tokenInfo, error) 
 		return tokenInfo{}, fmt.Errorf("stat token file: %w", err)
 	}
 	mode := st.Mode().Perm()
+	if uid := ownerOf(st); uid != os.Geteuid() && !insecureOK {
+		// Its owner chose the token, and with it who runs commands here.
+		return tokenInfo{}, fmt.Errorf("token file %s is owned by uid %d, not by this daemon's user (uid %d): that user chose the token; delete it to have a new one generated, or run chown %d %s, or start with -insecure-token-file (insecure_token_file = true) to accept it",
+			path, uid, os.Geteuid(), os.Geteuid(), path)
+	}
 	if mode&0o077 != 0 && !insecureOK {
 		return tokenInfo{}, fmt.Errorf("token file %s has mode %04o: group or others can read the shared token; run chmod 600 %s, or start with -insecure-token-file (insecure_token_file = true) to accept it",
 			path, mode, path)
