@@ -153,6 +153,10 @@ func TestAgentProxyAndDirect(t *testing.T) {
 		{"POST", "/v1/agent/turn", map[string]any{"sessionId": "ses_missing", "input": "x"}, 404, "unknown_session"},
 		{"POST", "/v1/agent/turn", `{"sessionId":`, 400, "malformed_json"},
 		{"GET", "/v1/agent/sessions/ses_missing", nil, 404, "unknown_session"},
+		// An escaped ? or / in the id stays part of the id upstream: it
+		// must not become agentd's query or path (the list of sessions).
+		{"GET", "/v1/agent/sessions/" + id + "%3Fx=1", nil, 404, "unknown_session"},
+		{"GET", "/v1/agent/sessions/" + id + "%23frag", nil, 404, "unknown_session"},
 	} {
 		resp := d.DoAuth(c.method, c.path, c.body)
 		if resp.Status != c.status || errCode(t, resp) != c.code {

@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"bufio"
-	"crypto/subtle"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -10,10 +9,10 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/supervisor/guard"
 )
 
 // RequestIDHeader carries the id of each request, echoed from the caller or
@@ -132,24 +131,4 @@ func (s *Server) recoverPanic(rw *responseWriter, r *http.Request) {
 
 // requireToken checks Authorization: Bearer <token> in constant time before
 // the route's handler (and so before its body) is touched.
-func (s *Server) requireToken(r *http.Request) error {
-	values := r.Header.Values("Authorization")
-	if len(values) > 1 {
-		// First-wins would let a proxy's header and a caller's disagree about
-		// who is asking; refuse rather than pick one.
-		return api.BadRequest("duplicate_authorization", "more than one Authorization header; send exactly one")
-	}
-	auth := r.Header.Get("Authorization")
-	const prefix = "Bearer "
-	if auth == "" {
-		return api.Unauthorized("missing Authorization: Bearer <SVC_SHARED_TOKEN> header")
-	}
-	if len(auth) < len(prefix) || !strings.EqualFold(auth[:len(prefix)], prefix) {
-		return api.Unauthorized("Authorization header must use the Bearer scheme")
-	}
-	given := []byte(strings.TrimSpace(auth[len(prefix):]))
-	if subtle.ConstantTimeCompare(given, []byte(s.token)) != 1 {
-		return api.Unauthorized("wrong bearer token")
-	}
-	return nil
-}
+func (s *Server) requireToken(r *http.Request) error { return guard.Bearer(r, s.token) }

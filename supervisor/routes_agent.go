@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 
@@ -39,7 +40,9 @@ func (s *Server) agentRoutes() []Route {
 		{Method: "GET", Path: "/v1/agent/sessions/{session_id}", Name: "agent.session", Area: "agent", Scope: ScopeBusiness, Kind: KindRead, Local: true,
 			Summary: "one agent session with lastTurn* and recentEvents",
 			Handle: func(w http.ResponseWriter, r *http.Request) error {
-				return p.Forward(w, r, "GET", "/v1/agentd/sessions/"+mux.Vars(r)["session_id"])
+				// mux hands the id decoded: escape it again, or an id holding
+				// %3F would reach agentd as a query on another path.
+				return p.Forward(w, r, "GET", "/v1/agentd/sessions/"+url.PathEscape(mux.Vars(r)["session_id"]))
 			}},
 		{Method: "POST", Path: "/v1/agent/sessions", Name: "agent.create", Area: "agent", Scope: ScopeBusiness, Kind: KindWrite, Local: true, Auth: true,
 			Summary: "create an agent session, or resume one by sessionId",

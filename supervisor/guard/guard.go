@@ -42,6 +42,10 @@ func New(listen string, extraHosts, origins []string) *Policy {
 }
 
 func normHost(h string) string { return strings.ToLower(strings.Trim(h, "[]")) }
+
+// normOrigin puts a configured origin in the form a browser serialises one
+// (lower case, no trailing slash). Only configuration is normalised: an
+// Origin header is compared exactly, as browsers send it.
 func normOrigin(o string) string {
 	return strings.ToLower(strings.TrimRight(strings.TrimSpace(o), "/"))
 }
@@ -57,9 +61,10 @@ func (p *Policy) HostAllowed(hostport string) bool {
 	return ok
 }
 
-// OriginAllowed reports whether origin is one of the configured origins.
+// OriginAllowed reports whether origin, exactly as sent, is one of the
+// configured origins.
 func (p *Policy) OriginAllowed(origin string) bool {
-	_, ok := p.origins[normOrigin(origin)]
+	_, ok := p.origins[origin]
 	return ok
 }
 
@@ -125,6 +130,10 @@ func (p *Policy) checkWrite(r *http.Request, origin string, configured bool) err
 	if len(r.Header.Values("Origin")) > 1 {
 		return api.NewError(http.StatusForbidden, "origin_not_allowed", "more than one Origin header; a write names one origin")
 	}
+	if len(r.Header.Values("Sec-Fetch-Site")) > 1 {
+		// First-wins would let an added header hide the browser's own.
+		return api.BadRequest("duplicate_header", "more than one Sec-Fetch-Site header; send at most one")
+	}
 	if origin != "" && !configured && !sameOrigin(origin, r.Host) {
 		return api.NewError(http.StatusForbidden, "origin_not_allowed",
 			"cross-origin write refused: Origin %q is neither this daemon's own nor in allowed_origins", clip(origin))
@@ -156,12 +165,12 @@ func (p *Policy) preflight(w http.ResponseWriter, r *http.Request, configured bo
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// sameOrigin: the daemon's own pages are served from the Host the request
-// was sent to (already checked against the Host allow-list).
+// sameOrigin: the daemon's own pages are served over plain HTTP from the
+// Host the request was sent to (already checked against the Host
+// allow-list). The comparison is of the exact serialised origin a browser
+// sends: https://, another case or a trailing slash is another origin.
 func sameOrigin(origin, host string) bool {
-	o := normOrigin(origin)
-	h := strings.ToLower(host)
-	return o == "http://"+h || o == "https://"+h
+	return origin == "http://"+strings.ToLower(host)
 }
 
 // hasBody reports whether the request carries a body: a positive length or

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/svcd/svcd/shared/api"
 )
 
 func TestHostAllowList(t *testing.T) {
@@ -76,6 +78,12 @@ func TestWritesMatrix(t *testing.T) {
 		{"cross-site text/plain no-cors", "POST", map[string]string{"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site", "Content-Type": "text/plain"}, "{}", 403, "origin_not_allowed"},
 		{"delete from evil origin", "DELETE", map[string]string{"Origin": "http://evil.example"}, "", 403, "origin_not_allowed"},
 		{"get from evil origin passes", "GET", map[string]string{"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}, "", 200, ""},
+		// The exact serialised origin: the daemon serves plain HTTP only.
+		{"own host over https", "POST", with(map[string]string{"Origin": "https://127.0.0.1:4317"}), "{}", 403, "origin_not_allowed"},
+		{"own host with a trailing slash", "POST", with(map[string]string{"Origin": "http://127.0.0.1:4317/"}), "{}", 403, "origin_not_allowed"},
+		{"own host in upper case scheme", "POST", with(map[string]string{"Origin": "HTTP://127.0.0.1:4317"}), "{}", 403, "origin_not_allowed"},
+		{"configured origin in another case", "POST", with(map[string]string{"Origin": "chrome-extension://ABCDEFGHIJKLMNOP"}), "{}", 403, "origin_not_allowed"},
+		{"configured origin with a trailing slash", "POST", with(map[string]string{"Origin": "chrome-extension://abcdefghijklmnop/"}), "{}", 403, "origin_not_allowed"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -139,5 +147,64 @@ func assertCode(t *testing.T, rec *httptest.ResponseRecorder, code string) {
 	}
 	if body.OK || body.Error.Code != code || body.Error.Message == "" {
 		t.Fatalf("error %+v, want code %s", body.Error, code)
+	}
+}
+
+// Two Sec-Fetch-Site headers are refused: the first would otherwise win,
+// and a page's added header could hide the browser's cross-site one.
+func TestDuplicateSecFetchSite(t *testing.T) {
+	p := New("127.0.0.1:4317", nil, nil)
+	req := httptest.NewRequest("POST", "http://127.0.0.1:4317/v1/system/pause", strings.NewReader("{}"))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Add("Sec-Fetch-Site", "same-origin")
+	req.Header.Add("Sec-Fetch-Site", "cross-site")
+	rec := httptest.NewRecorder()
+	h := &reached{}
+	p.Writes(h).ServeHTTP(rec, req)
+	if rec.Code != 400 || h.hit {
+		t.Fatalf("status %d, handler ran %v", rec.Code, h.hit)
+	}
+	assertCode(t, rec, "duplicate_header")
+}
+
+func TestBearer(t *testing.T) {
+	const token = "0123456789abcdef0123456789abcdef"
+	for _, c := range []struct {
+		name   string
+		values []string
+		token  string
+		status int
+		code   string
+	}{
+		{"right", []string{"Bearer " + token}, token, 0, ""},
+		{"scheme in another case", []string{"bearer " + token}, token, 0, ""},
+		{"missing", nil, token, 401, "unauthorized"},
+		{"wrong", []string{"Bearer nope"}, token, 401, "unauthorized"},
+		{"basic", []string{"Basic " + token}, token, 401, "unauthorized"},
+		{"two headers, right first", []string{"Bearer " + token, "Bearer nope"}, token, 400, "duplicate_authorization"},
+		{"two headers, both right", []string{"Bearer " + token, "Bearer " + token}, token, 400, "duplicate_authorization"},
+		{"no token configured", []string{"Bearer "}, "", 401, "unauthorized"},
+	} {
+		req := httptest.NewRequest("GET", "http://127.0.0.1/", nil)
+		for _, v := range c.values {
+			req.Header.Add("Authorization", v)
+		}
+		err := Bearer(req, c.token)
+		if c.status == 0 {
+			if err != nil {
+				t.Errorf("%s: %v", c.name, err)
+			}
+			continue
+		}
+		rec := httptest.NewRecorder()
+		if err == nil {
+			t.Errorf("%s: accepted", c.name)
+			continue
+		}
+		api.WriteError(rec, err)
+		if rec.Code != c.status {
+			t.Errorf("%s: status %d, want %d", c.name, rec.Code, c.status)
+		}
+		assertCode(t, rec, c.code)
 	}
 }

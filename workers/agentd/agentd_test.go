@@ -256,6 +256,22 @@ func TestBadRequests(t *testing.T) {
 			t.Errorf("%s %s %v: got %d %v, want %d %s", c.method, c.path, c.body, code, body, c.status, c.code)
 		}
 	}
+	// Two Authorization headers are refused, not first-wins (the main
+	// daemon's rule, one check for both: guard.Bearer).
+	dup, _ := http.NewRequest("POST", r.base+"/v1/agentd/sessions", strings.NewReader(`{"cwd":"/tmp"}`))
+	dup.Header.Set("Content-Type", "application/json")
+	dup.Header.Add("Authorization", "Bearer "+token)
+	dup.Header.Add("Authorization", "Bearer someone-else")
+	if resp, err := http.DefaultClient.Do(dup); err != nil {
+		t.Fatal(err)
+	} else {
+		var body map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if e, _ := body["error"].(map[string]any); resp.StatusCode != 400 || e["code"] != "duplicate_authorization" {
+			t.Errorf("two Authorization headers: %d %v", resp.StatusCode, body)
+		}
+	}
 	// A foreign Host is refused (DNS rebinding guard shared with the main daemon).
 	req, _ := http.NewRequest("GET", r.base+"/v1/agentd/status", nil)
 	req.Host = "evil.example"

@@ -2,10 +2,8 @@ package agentd
 
 import (
 	"context"
-	"crypto/subtle"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -115,13 +113,11 @@ func (d *Daemon) Handler() http.Handler {
 }
 
 func (d *Daemon) checkToken(r *http.Request) error {
-	auth := r.Header.Get("Authorization")
-	const prefix = "Bearer "
-	if len(auth) < len(prefix) || !strings.EqualFold(auth[:len(prefix)], prefix) {
-		return api.Unauthorized("missing Authorization: Bearer <SVC_SHARED_TOKEN> header (the main daemon's /v1/agent proxy adds it)")
-	}
-	if d.cfg.Token == "" || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(auth[len(prefix):])), []byte(d.cfg.Token)) != 1 {
-		return api.Unauthorized("wrong bearer token")
+	if err := guard.Bearer(r, d.cfg.Token); err != nil {
+		if e, ok := err.(*api.Error); ok && e.Status == http.StatusUnauthorized {
+			e.Message += " (the main daemon's /v1/agent proxy adds it)"
+		}
+		return err
 	}
 	return nil
 }
