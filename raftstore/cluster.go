@@ -217,6 +217,30 @@ func (n *Node) RemoveServer(ctx context.Context, id string) error {
 // this whenever it wins an election).
 func (n *Node) TransferLeadership() error { return n.raft.LeadershipTransfer().Error() }
 
+// HandOverTarget is the full node a witness that won an election should hand
+// leadership to: a node member other than this one and other than gone (the
+// leader this witness last followed, which its election replaced, so most
+// likely dead). Raft's own pick (LeadershipTransfer) takes the member with
+// the highest match index, which right after an election can be the dead
+// one, and a transfer to it only fails after a timeout. "" when none.
+func (n *Node) HandOverTarget(gone string) (id, addr string) {
+	members, err := n.Members()
+	if err != nil {
+		return "", ""
+	}
+	for _, m := range members {
+		if m.Kind == KindNode && !m.Self && m.NodeID != gone && m.Suffrage == raft.Voter.String() {
+			return m.NodeID, m.RaftAddr
+		}
+	}
+	return "", ""
+}
+
+// TransferLeadershipTo hands leadership to the given member.
+func (n *Node) TransferLeadershipTo(id, addr string) error {
+	return n.raft.LeadershipTransferToServer(raft.ServerID(id), raft.ServerAddress(addr)).Error()
+}
+
 // LeaderChanges delivers true when this node becomes leader and false when
 // it stops being leader. The channel is raft's own (buffered, lossy when not
 // drained): read it continuously.

@@ -39,7 +39,7 @@ func runWitness(ctx context.Context, args []string) error {
 	log := logging.New("svcd-witness", cfg.LogLevel, cfg.LogJSON)
 	node, err := raftstore.Open(raftstore.Config{
 		NodeID: cfg.NodeID, DataDir: cfg.DataDir, RaftAddr: cfg.RaftAddr, RaftAdvertise: cfg.RaftAdvertise,
-		ClusterKey: []byte(key), Timings: cfg.ClusterTimings(), Logger: log,
+		ClusterKey: []byte(key), Timings: raftstore.WitnessTimings(cfg.ClusterTimings()), Logger: log,
 	})
 	if err != nil {
 		return err
@@ -55,14 +55,24 @@ func runWitness(ctx context.Context, args []string) error {
 		}
 	}
 	log.Info("witness running", "node_id", cfg.NodeID, "raft_addr", node.RaftAddr())
+	// followed is the last full node this witness knew as leader: when the
+	// witness wins an election, that node is the one that went away, so the
+	// hand-over goes to the other one.
+	followed := ""
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			log.Info("witness stopping")
 			return nil
+		case <-tick.C:
+			if id, _ := node.Leader(); id != "" && id != cfg.NodeID {
+				followed = id
+			}
 		case leader := <-node.LeaderChanges():
 			if leader {
-				handOver(ctx, node, log)
+				handOver(ctx, node, followed, log)
 			}
 		}
 	}
@@ -72,10 +82,17 @@ func runWitness(ctx context.Context, args []string) error {
 // still leads: a transfer fails when the chosen node is still catching up
 // (the witness often wins precisely because its log was the longest), and
 // raft will not elect anybody else while the witness keeps the lease.
-func handOver(ctx context.Context, node *raftstore.Node, log hclog.Logger) {
-	log.Info("the witness won an election; handing leadership to a full node")
+func handOver(ctx context.Context, node *raftstore.Node, gone string, log hclog.Logger) {
+	log.Info("the witness won an election; handing leadership to a full node", "previous_leader", gone)
 	for attempt := 1; node.IsLeader() && ctx.Err() == nil; attempt++ {
-		err := node.TransferLeadership()
+		// First to the surviving full node by name; if that fails (it is
+		// behind, or it was the one that died after all), let raft pick.
+		var err error
+		if id, addr := node.HandOverTarget(gone); id != "" && attempt%2 == 1 {
+			err = node.TransferLeadershipTo(id, addr)
+		} else {
+			err = node.TransferLeadership()
+		}
 		if err == nil {
 			return
 		}
