@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/svcd/svcd/e2e/fakeplugin"
 	"github.com/svcd/svcd/e2e/harness"
 	"github.com/svcd/svcd/shared/bridgeproto"
+	"github.com/svcd/svcd/supervisor/bridge"
 )
 
 // attack is one way a web page (or a rebinding DNS name) tries to make the
@@ -345,29 +347,25 @@ func TestUnpairedWebSocketCap(t *testing.T) {
 		}
 		held = append(held, c)
 	}
-	_, resp, err := dial()
-	if err == nil || resp == nil || resp.StatusCode != 503 {
-		t.Fatalf("third unpaired connection: err=%v resp=%v", err, resp)
+	// Every place is taken by a socket silent for longer than a plugin
+	// ever is before its hello: a newcomer takes the oldest one's place
+	// (hellodeadline.go) rather than being refused with 503
+	// too_many_unpaired, and a real plugin pairs at once.
+	time.Sleep(2 * bridge.MinSilentToEvict)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	p, _, err := fakeplugin.Dial(ctx, fakeplugin.Options{URL: wsURL(d), Token: d.Token, ClientID: "after-cap"})
+	cancel()
+	if err != nil {
+		t.Fatalf("a plugin could not pair with every place held: %v", err)
 	}
-	var e struct{ Error struct{ Code string } }
-	_ = json.NewDecoder(resp.Body).Decode(&e)
-	resp.Body.Close()
-	if e.Error.Code != "too_many_unpaired" {
-		t.Fatalf("code %q", e.Error.Code)
+	p.Close()
+	_ = held[0].SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, _, err := held[0].ReadMessage(); err == nil || strings.Contains(err.Error(), "timeout") {
+		t.Fatalf("the oldest silent socket was not closed by the daemon: %v", err)
 	}
-	// Releasing one (it leaves without hello) makes room, and a real plugin
-	// pairs; the daemon frees the place when it sees the close, so retry.
-	held[0].Close()
-	waitUntil(t, 5*time.Second, "a plugin to pair after a place was freed", func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		p, _, err := fakeplugin.Dial(ctx, fakeplugin.Options{URL: wsURL(d), Token: d.Token, ClientID: "after-cap"})
-		if err != nil {
-			return false
-		}
-		p.Close()
-		return true
-	})
+	if !d.WaitLog("the oldest silent connection gave its place", 2*time.Second) {
+		t.Fatal("no log line about the eviction")
+	}
 	held[1].Close()
 }
 
@@ -409,5 +407,60 @@ func TestWriteAnswersCarryTheStateIndex(t *testing.T) {
 	}
 	if !(i1 > 0 && i2 > i1 && ir >= i2) {
 		t.Fatalf("state index: pause %d, resume %d, read %d", i1, i2, ir)
+	}
+}
+
+// A local process that opens every unpaired place and stays silent cannot
+// keep the extension out for AuthTimeout (10 s) at a time: past half the
+// places the hello deadline is one second, for the silent sockets already
+// waiting too, so they are closed and a real plugin pairs within a few
+// seconds while the attacker keeps reconnecting.
+func TestSilentSocketsLoseTheirPlacesUnderPressure(t *testing.T) {
+	t.Parallel()
+	d := startBrowserDaemon(t, "SVC_BROWSER_MAX_UNPAIRED=8")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() { close(stop); wg.Wait() }()
+	// The attacker: keep all 8 places filled with silent sockets.
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c, _, err := websocket.DefaultDialer.Dial(wsURL(d), nil)
+				if err != nil {
+					time.Sleep(20 * time.Millisecond)
+					continue
+				}
+				_ = c.SetReadDeadline(time.Now().Add(15 * time.Second))
+				_, _, _ = c.ReadMessage() // until the daemon closes it
+				c.Close()
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond) // the places are taken
+	start := time.Now()
+	paired := false
+	for time.Since(start) < 8*time.Second && !paired {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		p, _, err := fakeplugin.Dial(ctx, fakeplugin.Options{URL: wsURL(d), Token: d.Token, ClientID: "under-pressure"})
+		cancel()
+		if err == nil {
+			paired = true
+			p.Close()
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !paired {
+		t.Fatalf("a real plugin could not pair within 8 s while silent sockets held every place (hello deadline not shortened)")
+	}
+	if !d.WaitLog("hello deadline shortened", 2*time.Second) {
+		t.Fatal("no log line says the hello deadline was shortened")
 	}
 }

@@ -62,8 +62,9 @@ func (c *Conn) LastSeen() time.Time { return time.Unix(0, c.lastSeen.Load()) }
 func (c *Conn) run() {
 	ws := c.ws
 	ws.SetReadLimit(c.hub.cfg.MaxMessageBytes)
-	_ = ws.SetReadDeadline(time.Now().Add(c.hub.cfg.AuthTimeout))
+	c.hub.awaitHello(ws)
 	paired := c.pair()
+	c.hub.helloDecided(ws)
 	c.hub.releaseUnpaired()
 	if !paired {
 		_ = ws.Close()

@@ -52,8 +52,11 @@ type Hub struct {
 	// onConversation handles conversation_link and conversation_message.
 	onConversation ConversationHandler
 	// unpaired counts upgraded connections whose hello has not arrived; each
-	// holds a socket and a goroutine for up to AuthTimeout.
-	unpaired int
+	// holds a socket and a goroutine for up to AuthTimeout (less under
+	// pressure: hellodeadline.go). waiting holds their hello deadlines.
+	unpaired       int
+	waiting        map[*websocket.Conn]*waiter
+	pressureLogged bool
 
 	activity *activity
 	// creds keeps Pick's credentialed-record index per state version.
@@ -167,24 +170,6 @@ func (h *Hub) ServeWS(w http.ResponseWriter, r *http.Request) error {
 		c.run()
 	}()
 	return nil
-}
-
-// claimUnpaired takes one of MaxUnpaired places for a connection that has
-// not said hello yet; releaseUnpaired gives it back once pairing is decided.
-func (h *Hub) claimUnpaired() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.unpaired >= h.cfg.MaxUnpaired {
-		return false
-	}
-	h.unpaired++
-	return true
-}
-
-func (h *Hub) releaseUnpaired() {
-	h.mu.Lock()
-	h.unpaired--
-	h.mu.Unlock()
 }
 
 // Unpaired is how many connections are waiting for their hello.
