@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/supervisor/openapi"
 	"github.com/svcd/svcd/supervisor/workermgr"
 	"github.com/svcd/svcd/workers/hostops"
 )
@@ -21,8 +22,16 @@ const DefaultExecTimeoutMs = 30000
 // hostopsRoutes are SPEC.md's host operations. Auth is checked in wrap,
 // before the body is read and before the worker is asked for anything.
 func (s *Server) hostopsRoutes() []Route {
+	// Every host operation can meet a worker that is down or busy restarting
+	// (leaseError, workerCallError) and a path outside the allowed roots.
+	workerErrors := openapi.Codes{
+		http.StatusServiceUnavailable:  {"worker_unavailable", "worker_failed", "workers_disabled", "shutting_down", "worker_call_failed", "worker_crashed"},
+		http.StatusForbidden:           {"path_not_allowed"},
+		http.StatusUnprocessableEntity: {"missing_field"},
+	}
 	h := func(path, name, kind, summary string, body []Field, fn HandlerFn) Route {
-		return Route{Method: http.MethodPost, Path: path, Name: name, Area: "hostops", Scope: ScopeControl, Kind: kind, Auth: true, Local: true, Summary: summary, Body: body, Handle: fn}
+		return Route{Method: http.MethodPost, Path: path, Name: name, Area: "hostops", Scope: ScopeControl, Kind: kind, Auth: true, Local: true, Summary: summary, Body: body, Handle: fn,
+			Errors: openapi.Codes{}.Add(workerErrors)}
 	}
 	write := h("/v1/files/write", "hostops.files.write", KindWrite,
 		"Write a file atomically (temporary file, fsync, rename; an existing file keeps its mode). Outcome in data.ok.",
@@ -35,23 +44,27 @@ func (s *Server) hostopsRoutes() []Route {
 			{Name: "encoding", Type: "string", Default: hostops.EncodingUTF8, Note: "utf8 or base64 (content is base64 text)"},
 		}, s.handleFilesWrite)
 	write.MaxBody = s.filesWriteBodyCap()
-	return []Route{
-		h("/v1/exec", "hostops.exec", KindWrite,
-			"Run a shell command (/bin/sh -c) in its own process group, stdin closed; data.result carries stdout, stderr, exitCode, signal, durationMs, startedAt, finishedAt, timedOut on every outcome.",
-			[]Field{
-				{Name: "command", Type: "string", Required: true},
-				{Name: "cwd", Type: "string", Note: "default: the daemon's working directory"},
-				{Name: "timeoutMs", Type: "integer", Default: DefaultExecTimeoutMs, Note: fmt.Sprintf("1 to %d; the whole process group is killed on timeout", s.cfg.ExecTimeoutMaxMs)},
-			}, s.handleExec),
-		h("/v1/files/read", "hostops.files.read", KindRead,
-			"Read a file: content plus metadata (path, size, mode, modTime, encoding). Outcome in data.ok.",
-			[]Field{
-				{Name: "path", Type: "string", Required: true, Note: "absolute, or relative to cwd"},
-				{Name: "cwd", Type: "string", Note: "default: the daemon's working directory"},
-				{Name: "encoding", Type: "string", Default: hostops.EncodingUTF8, Note: fmt.Sprintf("utf8 (must be valid UTF-8) or base64; files over %d bytes are refused", s.cfg.FilesReadCap)},
-			}, s.handleFilesRead),
-		write,
-	}
+	write.Request, write.Response = writeRequest{}, hostopsOutcome{Result: fileResult{}}
+	write.Errors.Add(openapi.Codes{http.StatusRequestEntityTooLarge: {"content_too_large"}, http.StatusUnprocessableEntity: {"invalid_encoding"}})
+	exec := h("/v1/exec", "hostops.exec", KindWrite,
+		"Run a shell command (/bin/sh -c) in its own process group, stdin closed; data.result carries stdout, stderr, exitCode, signal, durationMs, startedAt, finishedAt, timedOut on every outcome.",
+		[]Field{
+			{Name: "command", Type: "string", Required: true},
+			{Name: "cwd", Type: "string", Note: "default: the daemon's working directory"},
+			{Name: "timeoutMs", Type: "integer", Default: DefaultExecTimeoutMs, Note: fmt.Sprintf("1 to %d; the whole process group is killed on timeout", s.cfg.ExecTimeoutMaxMs)},
+		}, s.handleExec)
+	exec.Request, exec.Response = execRequest{}, hostopsOutcome{Result: execResult{}}
+	exec.Errors.Add(openapi.Codes{http.StatusUnprocessableEntity: {"invalid_timeout"}, http.StatusTooManyRequests: {"exec_busy"}})
+	read := h("/v1/files/read", "hostops.files.read", KindRead,
+		"Read a file: content plus metadata (path, size, mode, modTime, encoding). Outcome in data.ok.",
+		[]Field{
+			{Name: "path", Type: "string", Required: true, Note: "absolute, or relative to cwd"},
+			{Name: "cwd", Type: "string", Note: "default: the daemon's working directory"},
+			{Name: "encoding", Type: "string", Default: hostops.EncodingUTF8, Note: fmt.Sprintf("utf8 (must be valid UTF-8) or base64; files over %d bytes are refused", s.cfg.FilesReadCap)},
+		}, s.handleFilesRead)
+	read.Request, read.Response = readRequest{}, hostopsOutcome{Result: fileResult{}}
+	read.Errors.Add(openapi.Codes{http.StatusUnprocessableEntity: {"invalid_encoding"}})
+	return []Route{exec, read, write}
 }
 
 // filesWriteBodyCap fits a request carrying content at the write cap: base64
