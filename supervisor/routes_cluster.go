@@ -8,6 +8,7 @@ import (
 
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/reqid"
 	"github.com/svcd/svcd/shared/version"
 	"github.com/svcd/svcd/supervisor/cluster"
 	"github.com/svcd/svcd/supervisor/config"
@@ -128,7 +129,7 @@ func (s *Server) handleClusterJoin(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return s.clusterError(err)
 	}
-	s.log.Info("node joined", "node_id", q.NodeID, "raft_addr", q.RaftAddr, "kind", q.Kind)
+	reqid.Logger(r.Context(), s.log).Info("node joined", "node_id", q.NodeID, "raft_addr", q.RaftAddr, "kind", q.Kind)
 	return s.handleClusterList(w, r)
 }
 
@@ -148,7 +149,7 @@ func (s *Server) handleClusterRemove(w http.ResponseWriter, r *http.Request) err
 	if err := s.node.RemoveServer(r.Context(), q.NodeID); err != nil {
 		return s.clusterError(err)
 	}
-	s.log.Info("node removed", "node_id", q.NodeID)
+	reqid.Logger(r.Context(), s.log).Info("node removed", "node_id", q.NodeID)
 	return s.handleClusterList(w, r)
 }
 

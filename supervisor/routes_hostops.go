@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/reqid"
 	"github.com/svcd/svcd/supervisor/openapi"
 	"github.com/svcd/svcd/supervisor/workermgr"
 	"github.com/svcd/svcd/workers/hostops"
@@ -155,7 +156,7 @@ func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) error {
 		return api.NewError(http.StatusForbidden, "path_not_allowed", "%s", res.Error)
 	}
 	if s.log.IsInfo() { // skip building the arguments when nobody reads them
-		s.log.Info("exec", "request_id", r.Header.Get(RequestIDHeader), "pid", res.Pid, "ok", res.OK, "exit_code", res.ExitCode,
+		reqid.Logger(r.Context(), s.log).Info("exec", "pid", res.Pid, "ok", res.OK, "exit_code", res.ExitCode,
 			"signal", res.Signal, "timed_out", res.TimedOut, "duration_ms", res.FinishedAt.Sub(res.StartedAt).Milliseconds(), "error_code", res.ErrorCode)
 	}
 	api.WriteOK(w, hostopsOutcome{OK: res.OK, Result: toExecResult(res), Error: res.Error, Code: res.ErrorCode})
@@ -301,7 +302,7 @@ func (s *Server) handleFilesRead(w http.ResponseWriter, r *http.Request) error {
 			fr.Content = string(res.Content)
 		}
 	}
-	s.log.Info("files.read", "request_id", r.Header.Get(RequestIDHeader), "path", res.Info.Path, "ok", res.OK, "size", res.Info.Size, "error_code", res.ErrorCode)
+	reqid.Logger(r.Context(), s.log).Info("files.read", "path", res.Info.Path, "ok", res.OK, "size", res.Info.Size, "error_code", res.ErrorCode)
 	api.WriteOK(w, hostopsOutcome{OK: res.OK, Result: fr, Error: res.Error, Code: res.ErrorCode})
 	return nil
 }
@@ -360,7 +361,7 @@ func (s *Server) handleFilesWrite(w http.ResponseWriter, r *http.Request) error 
 		created := res.Created
 		fr.Created = &created
 	}
-	s.log.Info("files.write", "request_id", r.Header.Get(RequestIDHeader), "path", res.Info.Path, "ok", res.OK, "bytes", len(content), "error_code", res.ErrorCode)
+	reqid.Logger(r.Context(), s.log).Info("files.write", "path", res.Info.Path, "ok", res.OK, "bytes", len(content), "error_code", res.ErrorCode)
 	api.WriteOK(w, hostopsOutcome{OK: res.OK, Result: fr, Error: res.Error, Code: res.ErrorCode})
 	return nil
 }
@@ -371,7 +372,7 @@ func (s *Server) workerCallError(ctx context.Context, l *workermgr.Lease, err er
 		return api.NewError(499, "client_closed", "the client closed the request; the operation was cancelled")
 	}
 	if exit, ok := l.Exited(500 * time.Millisecond); ok {
-		s.log.Warn("worker died during a call", "worker", hostops.Name, "pid", exit.Pid, "exit", exit.Reason, "killed_pgid", pgid)
+		reqid.Logger(ctx, s.log).Warn("worker died during a call", "worker", hostops.Name, "pid", exit.Pid, "exit", exit.Reason, "killed_pgid", pgid)
 		return api.Unavailable("worker_crashed", "the %s worker (pid %d) exited during the call (%s); the call's processes were killed and the worker is being restarted; retry the request", hostops.Name, exit.Pid, exit.Reason).
 			WithDetails(map[string]any{"worker": hostops.Name, "pid": exit.Pid, "retryable": true})
 	}

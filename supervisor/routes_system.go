@@ -9,6 +9,7 @@ import (
 
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/reqid"
 	"github.com/svcd/svcd/shared/systemstate"
 	"github.com/svcd/svcd/supervisor/openapi"
 )
@@ -95,7 +96,7 @@ func (s *Server) SetMode(ctx context.Context, m raftstore.SetSystemMode) (raftst
 	if err != nil {
 		return raftstore.SystemState{}, err
 	}
-	s.log.Info("system mode set", "mode", m.Mode, "requested_by", m.RequestedBy, "reason", m.Reason)
+	reqid.Logger(ctx, s.log).Info("system mode set", "mode", m.Mode, "requested_by", m.RequestedBy, "reason", m.Reason)
 	for _, hook := range s.modeHooks {
 		hook()
 	}

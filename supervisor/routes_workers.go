@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/reqid"
 	"github.com/svcd/svcd/supervisor/openapi"
 	"github.com/svcd/svcd/supervisor/workermgr"
 )
@@ -66,7 +67,7 @@ func (s *Server) handleWorkersRestart(w http.ResponseWriter, r *http.Request) er
 			return api.Unavailable("restart_failed", "rolling restart of %s failed; the previous instance (if any) keeps serving: %v", name, err).
 				WithDetails(map[string]any{"worker": name, "restarted": done})
 		}
-		s.log.Info("worker restarted on request", "worker", name, "pid", info.Pid, "request_id", r.Header.Get(RequestIDHeader))
+		reqid.Logger(r.Context(), s.log).Info("worker restarted on request", "worker", name, "pid", info.Pid)
 		done = append(done, info)
 	}
 	api.WriteOK(w, map[string]any{"restarted": done})
