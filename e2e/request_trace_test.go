@@ -31,17 +31,20 @@ func linesWithID(d *harness.Daemon, id string) []logLine {
 	return out
 }
 
-// traceOf waits until the daemon's log holds, for id, a supervisor line with
-// message super and a line the worker named worker wrote for the call, and
-// returns them all.
+// traceOf waits until the daemon's log holds, for id, the supervisor's
+// access line and its line with message super, and a line the worker named
+// worker wrote for the call, and returns them all. (The access line is
+// written once the answer is sent, so it may come after the caller has it.)
 func traceOf(t *testing.T, d *harness.Daemon, id, super, worker string) []logLine {
 	t.Helper()
 	var lines []logLine
-	found := func() (sup, wk bool) {
+	found := func() (sup, wk, access bool) {
 		lines = linesWithID(d, id)
 		for _, l := range lines {
 			mod := l.str("@module")
 			switch {
+			case l.str("@message") == "request" && mod == "svcd":
+				access = true
 			case l.str("@message") == super && !strings.Contains(mod, worker):
 				sup = true
 			case l.str("@message") == "grpc call" && strings.Contains(mod, worker):
@@ -52,13 +55,13 @@ func traceOf(t *testing.T, d *harness.Daemon, id, super, worker string) []logLin
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		sup, wk := found()
-		if sup && wk {
+		sup, wk, access := found()
+		if sup && wk && access {
 			return lines
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("request %s: supervisor line %q found %v, %s worker's grpc call line found %v; lines with the id: %v\nlogs:\n%s",
-				id, super, sup, worker, wk, lines, d.Logs())
+			t.Fatalf("request %s: access line found %v, supervisor line %q found %v, %s worker's grpc call line found %v; lines with the id: %v\nlogs:\n%s",
+				id, access, super, sup, worker, wk, lines, d.Logs())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -74,13 +77,10 @@ func TestRequestIDFollowsExec(t *testing.T) {
 	if r.Status != 200 || r.Header.Get("X-Request-Id") != id {
 		t.Fatalf("exec: %d, X-Request-Id %q: %s", r.Status, r.Header.Get("X-Request-Id"), r.Body)
 	}
-	lines := traceOf(t, d, id, "exec", "hostops")
-	var access bool
-	for _, l := range lines {
-		access = access || (l.str("@message") == "request" && l.str("path") == "/v1/exec")
-	}
-	if !access {
-		t.Fatalf("no access line for %s: %v", id, lines)
+	for _, l := range traceOf(t, d, id, "exec", "hostops") {
+		if l.str("@message") == "request" && l.str("path") != "/v1/exec" {
+			t.Fatalf("the access line of %s names another path: %v", id, l)
+		}
 	}
 
 	// Without an id the daemon makes one, and the same holds for it.
