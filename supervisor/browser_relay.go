@@ -13,6 +13,7 @@ import (
 
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/shared/bridgeproto"
+	"github.com/svcd/svcd/shared/reqid"
 	"github.com/svcd/svcd/supervisor/bridge"
 	"github.com/svcd/svcd/workers/relay"
 )
@@ -166,6 +167,10 @@ func (s *Server) relayRequest(w http.ResponseWriter, r *http.Request, q *browser
 	}
 	res.DurationMs, res.FinishedAt = time.Since(start).Milliseconds(), time.Now().UTC()
 	hub.SetLatest(res)
+	if log := s.log; log.IsDebug() {
+		reqid.Logger(ctx, log).Debug("browser relay", "platform", q.Platform, "target", sel.Target, "client_id", res.ClientID,
+			"relay_request_id", q.RequestID, "mode", q.ResponseMode, "status", res.Status, "duration_ms", res.DurationMs, "error", errCode(err))
+	}
 	return err
 }
 
@@ -565,4 +570,12 @@ func orDefault(v, d string) string {
 		return d
 	}
 	return v
+}
+
+// errCode is err's API code for a log line, "" for none.
+func errCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	return api.AsError(err).Code
 }

@@ -2,22 +2,21 @@ package supervisor
 
 import (
 	"bufio"
-	"encoding/binary"
-	"encoding/hex"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"runtime/debug"
 	"time"
 
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/reqid"
 	"github.com/svcd/svcd/supervisor/guard"
 )
 
-// RequestIDHeader carries the id of each request, echoed from the caller or
-// generated, and written into every log line about the request.
-const RequestIDHeader = "X-Request-Id"
+// RequestIDHeader carries the id of each request, echoed from the caller
+// when reqid.Valid or generated, and written into every log line about the
+// request (reqid.Logger) and the workers' lines for its calls.
+const RequestIDHeader = reqid.Header
 
 // responseWriter is the one wrapper every answer goes through. The front
 // door makes it; the access log, the metrics and the recovery all read the
@@ -79,28 +78,26 @@ func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return conn, rw, err
 }
 
-// newRequestID returns 16 hex digits from the runtime's ChaCha8 generator
-// (seeded from the OS, no system call per id). Ids only need to be unique
-// enough to find a request in the logs; 64 random bits are, as the
-// crypto/rand ids they replace were.
-func newRequestID() string {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], rand.Uint64())
-	return hex.EncodeToString(b[:])
-}
-
 // frontDoor is the outermost layer of every request, in this order: echo or
 // assign X-Request-Id, turn a handler panic into a 500 JSON error and a log
 // line (one bad request never takes the listener down), and log the request
 // at debug level (never headers or bodies: they may carry tokens).
 func (s *Server) frontDoor(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get(RequestIDHeader)
-		if id == "" || len(id) > 128 {
-			id = newRequestID()
+		// A caller's id is taken only when reqid.Valid: anything else (a
+		// newline, quotes, 10 KB) is replaced, never echoed or logged.
+		given := r.Header.Get(RequestIDHeader)
+		if given == "" {
+			// A call the daemon makes to itself (an instruction batch's
+			// routes) keeps the id of the request that made it.
+			given = reqid.From(r.Context())
+		}
+		id := reqid.Accept(given)
+		if id != given {
 			r.Header[RequestIDHeader] = []string{id}
 		}
 		w.Header()[RequestIDHeader] = []string{id}
+		r = r.WithContext(reqid.With(r.Context(), id))
 		rw := &responseWriter{ResponseWriter: w, status: http.StatusOK, start: time.Now()}
 		defer s.recoverPanic(rw, r)
 		next.ServeHTTP(rw, r)

@@ -3,6 +3,8 @@ package supervisor
 import (
 	"net/http"
 	"sort"
+
+	"github.com/svcd/svcd/supervisor/openapi"
 )
 
 // Scopes say which describe document lists a route (SPEC.md: business topics
@@ -40,6 +42,15 @@ type Route struct {
 	// Local routes run on the node they are sent to even on a standby (host
 	// operations act on this host); other writes are forwarded to the leader.
 	Local bool
+	// Request is the zero value of the body type Handle decodes and
+	// Response the zero value of what it writes as data (or an openapi.Raw);
+	// Errors are the route's own failures beyond the ones every route of its
+	// kind shares (openapi_doc.go). GET /v1/openapi.json is generated from
+	// them; a route without Response, or a write without Request (or
+	// openapi.NoBody{}), fails TestOpenAPIEveryRouteTyped.
+	Request  any
+	Response any
+	Errors   openapi.Codes
 }
 
 // Field documents one request field or query parameter.

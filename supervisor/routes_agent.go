@@ -10,6 +10,7 @@ import (
 
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/supervisor/agentproxy"
+	"github.com/svcd/svcd/supervisor/openapi"
 	"github.com/svcd/svcd/supervisor/workermgr"
 	"github.com/svcd/svcd/workers/agentd"
 )
@@ -24,8 +25,11 @@ func (s *Server) agentRoutes() []Route {
 	fwd := func(method, path string) HandlerFn {
 		return func(w http.ResponseWriter, r *http.Request) error { return p.Forward(w, r, method, path) }
 	}
+	// Every agent route is forwarded to agentd (agentproxy).
+	agentErrors := func() openapi.Codes { return openapi.Codes{http.StatusServiceUnavailable: {"agent_unavailable"}} }
 	return []Route{
 		{Method: "GET", Path: "/v1/agent", Name: "agent.status", Area: "agent", Scope: ScopeBusiness, Kind: KindRead, Local: true,
+			Response: map[string]any{}, Errors: agentErrors(),
 			Summary: "agent proxy status: agentd's daemon and child state, session summaries, available routes (503 agent_unavailable when agentd is down)",
 			Handle: func(w http.ResponseWriter, r *http.Request) error {
 				sum, err := p.Summary(r.Context(), paths)
@@ -36,8 +40,10 @@ func (s *Server) agentRoutes() []Route {
 				return nil
 			}},
 		{Method: "GET", Path: "/v1/agent/sessions", Name: "agent.sessions", Area: "agent", Scope: ScopeBusiness, Kind: KindRead, Local: true,
+			Response: map[string]any{}, Errors: agentErrors(),
 			Summary: "list agent sessions", Handle: fwd("GET", "/v1/agentd/sessions")},
 		{Method: "GET", Path: "/v1/agent/sessions/{session_id}", Name: "agent.session", Area: "agent", Scope: ScopeBusiness, Kind: KindRead, Local: true,
+			Response: map[string]any{}, Errors: agentErrors().Add(openapi.Codes{http.StatusNotFound: {"unknown_session"}}),
 			Summary: "one agent session with lastTurn* and recentEvents",
 			Handle: func(w http.ResponseWriter, r *http.Request) error {
 				// mux hands the id decoded: escape it again, or an id holding
@@ -45,11 +51,13 @@ func (s *Server) agentRoutes() []Route {
 				return p.Forward(w, r, "GET", "/v1/agentd/sessions/"+url.PathEscape(mux.Vars(r)["session_id"]))
 			}},
 		{Method: "POST", Path: "/v1/agent/sessions", Name: "agent.create", Area: "agent", Scope: ScopeBusiness, Kind: KindWrite, Local: true, Auth: true,
+			Request: agentd.CreateRequest{}, Response: map[string]any{}, Errors: agentErrors(),
 			Summary: "create an agent session, or resume one by sessionId",
 			Body: []Field{{Name: "cwd", Type: "string", Note: "required when creating"}, {Name: "purpose", Type: "string"},
 				{Name: "sessionId", Type: "string", Note: "resume this session"}},
 			Handle: fwd("POST", "/v1/agentd/sessions")},
 		{Method: "POST", Path: "/v1/agent/turn", Name: "agent.turn", Area: "agent", Scope: ScopeBusiness, Kind: KindWrite, Local: true, Auth: true,
+			Request: agentd.TurnRequest{}, Response: map[string]any{}, Errors: agentErrors().Add(openapi.Codes{http.StatusNotFound: {"unknown_session"}}),
 			Summary: "start a turn; answers once accepted (progress on agentd's event stream, result in lastTurn*), or when finished within waitMs",
 			Body: []Field{{Name: "sessionId", Type: "string", Required: true}, {Name: "input", Type: "string", Required: true},
 				{Name: "waitMs", Type: "integer", Note: "wait up to this long for the final text (bounded by agentd)"}},

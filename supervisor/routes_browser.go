@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -10,13 +11,16 @@ import (
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/shared/bridgeproto"
 	"github.com/svcd/svcd/supervisor/bridge"
+	"github.com/svcd/svcd/supervisor/openapi"
 )
 
 func (s *Server) browserRoutes() []Route {
 	ws := func(path, name string) Route {
 		return Route{Method: http.MethodGet, Path: path, Name: name, Area: "browser", Scope: ScopeControl, Kind: KindWrite, Raw: true, NoLimit: true,
-			Summary: "Browser plugin WebSocket (loopback or allowed 100.64.0.0/10 peers, no proxies, allowed Origin only). First message: hello with the pairing token. Protocol: docs/bridge-protocol.md.",
-			Handle:  s.leaderOnly(s.browser.hub.ServeWS)}
+			Response: openapi.Raw{Status: http.StatusSwitchingProtocols, Description: "WebSocket upgrade; messages: docs/bridge-protocol.md"},
+			Errors:   openapi.Codes{http.StatusServiceUnavailable: {"standby"}},
+			Summary:  "Browser plugin WebSocket (loopback or allowed 100.64.0.0/10 peers, no proxies, allowed Origin only). First message: hello with the pairing token. Protocol: docs/bridge-protocol.md.",
+			Handle:   s.leaderOnly(s.browser.hub.ServeWS)}
 	}
 	compat := ws("/ws/browser-compat", "browser.ws_compat")
 	compat.Summary = "Compatibility path of /ws/browser; same protocol and rules."
@@ -41,6 +45,16 @@ func (s *Server) browserRoutes() []Route {
 		{Name: "body", Type: "any", Note: "request body (JSON value)"},
 		{Name: "timeoutMs", Type: "integer", Note: "wait for the answer (default browser_request_timeout_ms, at most 3600000)"},
 	}
+	// Both routes relay through the same engine (browser_relay.go).
+	relayErrors := openapi.Codes{
+		http.StatusUnprocessableEntity: {"missing_field", "invalid_platform"},
+		http.StatusServiceUnavailable:  {"relay_unavailable", "caller_gone", "no_browser_client"},
+		http.StatusTooManyRequests:     {"relay_refused"},
+		http.StatusConflict:            {"request_cancelled"},
+		http.StatusBadGateway:          {"relay_failed", "response_too_large", "client_disconnected"},
+		http.StatusGatewayTimeout:      {"relay_timeout"},
+	}
+	actionErrors := openapi.Codes{http.StatusUnprocessableEntity: {"missing_field", "invalid_action", "invalid_platform"}}
 	return []Route{
 		ws("/ws/browser", "browser.ws"),
 		compat,
@@ -49,25 +63,35 @@ func (s *Server) browserRoutes() []Route {
 				{Name: "platform", Type: "string"}, {Name: "account", Type: "string"}, {Name: "browser", Type: "string"},
 				{Name: "client_id", Type: "string"}, {Name: "host", Type: "string"}, {Name: "status", Type: "string", Note: "fresh, stale or lost"},
 			},
+			Response: bridge.ReadModel{}, Errors: openapi.Codes{http.StatusUnprocessableEntity: {"invalid_platform", "invalid_status"}},
 			Summary: "Browser read model: records merging live connections and persisted records (view, status fresh/stale/lost), account, credential_fingerprint, endpoints, endpoint_metadata, timestamps, shell_runtime, last_action_result, automation_conversations, policy (thresholds, relay state per target).",
 			Handle:  s.handleBrowserRead},
 		{Method: http.MethodPost, Path: "/v1/browser/actions", Name: "browser.actions", Area: "browser", Scope: ScopeControl, Kind: KindWrite, Body: actionBody,
+			Request: map[string]json.RawMessage{}, Response: bridge.ActionOutcome{}, Errors: actionErrors,
 			Summary: "Send a management action to the plugin and wait for its action_result: accepted, completed, failed, reason, target, result, shell_runtime. 422 unknown action or platform, 409 unknown clientId, 503 no client, 504 no answer in time.",
 			Handle:  s.handleBrowserAction("")},
 		{Method: http.MethodPost, Path: "/v1/browser/request", Name: "browser.request", Area: "browser", Scope: ScopeBusiness, Kind: KindWrite, Body: requestBody, NoLimit: false,
+			Request: browserRequest{}, Response: bufferedAnswer{}, Errors: relayErrors,
 			Summary: "Relay one HTTP request through the user's browser page. buffered: status, safe headers, body. sse: events stream_open, stream_event (increasing seq), stream_end, stream_error. 503 no client, 409 no captured credentials (platform_a), 429 relay policy refused (retry_after_ms).",
 			Handle:  s.handleBrowserRequest("")},
 		{Method: http.MethodPost, Path: "/v1/browser/request/cancel", Name: "browser.request_cancel", Area: "browser", Scope: ScopeBusiness, Kind: KindWrite,
 			Body:    []Field{{Name: "platform", Type: "string", Required: true}, {Name: "requestId", Type: "string", Required: true}},
+			Request: cancelRequest{}, Response: map[string]any{},
+			Errors:  openapi.Codes{http.StatusUnprocessableEntity: {"missing_field", "invalid_platform"}, http.StatusNotFound: {"unknown_request"}},
 			Summary: "Cancel an in-flight relayed request or stream: request_cancel goes to the client that carries it. 404 for an unknown requestId.",
 			Handle:  s.handleBrowserCancel},
 		{Method: http.MethodPost, Path: "/v1/browser/platform_a/open", Name: "browser.platform_a.open", Area: "browser", Scope: ScopeControl, Kind: KindWrite,
+			Request: map[string]json.RawMessage{}, Response: bridge.ActionOutcome{}, Errors: actionErrors,
 			Summary: "Legacy: POST /v1/browser/actions with action tab_open, platform platform_a.", Handle: s.handleBrowserAction("tab_open")},
 		{Method: http.MethodPost, Path: "/v1/browser/platform_a/reload", Name: "browser.platform_a.reload", Area: "browser", Scope: ScopeControl, Kind: KindWrite,
+			Request: map[string]json.RawMessage{}, Response: bridge.ActionOutcome{}, Errors: actionErrors,
 			Summary: "Legacy: POST /v1/browser/actions with action tab_reload, platform platform_a.", Handle: s.handleBrowserAction("tab_reload")},
-		{Method: http.MethodPost, Path: "/v1/browser/platform_a/send", Name: "browser.platform_a.send", Area: "browser", Scope: ScopeBusiness, Kind: KindWrite, Body: requestBody[1:],
+		{Method: http.MethodPost, Path: "/v1/browser/platform_a/send", Name: "browser.platform_a.send", Area: "browser", Scope: ScopeBusiness, Kind: KindWrite,
+			Body:    append([]Field{{Name: "platform", Type: "string", Note: "optional; when given it must be platform_a"}}, requestBody[1:]...),
+			Request: browserRequest{}, Response: bufferedAnswer{}, Errors: relayErrors,
 			Summary: "Legacy: POST /v1/browser/request with platform platform_a.", Handle: s.handleBrowserRequest(bridgeproto.PlatformA)},
 		{Method: http.MethodGet, Path: "/v1/browser/platform_a/current", Name: "browser.platform_a.current", Area: "browser", Scope: ScopeBusiness, Kind: KindRead,
+			Response: map[string]any{}, Errors: openapi.Codes{http.StatusServiceUnavailable: {"no_browser_client"}},
 			Summary: "Legacy: the latest platform_a relay result held by this daemon (status, safe headers, body), or result null. 503 with no client.",
 			Handle:  s.handleBrowserCurrent},
 	}

@@ -8,9 +8,11 @@ import (
 
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/reqid"
 	"github.com/svcd/svcd/shared/version"
 	"github.com/svcd/svcd/supervisor/cluster"
 	"github.com/svcd/svcd/supervisor/config"
+	"github.com/svcd/svcd/supervisor/openapi"
 )
 
 // checkJoinState refuses, before anything else starts, a data dir that
@@ -64,11 +66,19 @@ func (s *Server) startCluster() {
 func (s *Server) OnLeadership(fn func(leader bool)) { s.leaderHooks = append(s.leaderHooks, fn) }
 
 func (s *Server) clusterRoutes() []Route {
+	changeErrors := openapi.Codes{
+		http.StatusUnprocessableEntity: {"invalid_field", "missing_field"},
+		http.StatusConflict:            {"raft_addr_taken"},
+		http.StatusNotFound:            {"unknown_member"},
+		http.StatusServiceUnavailable:  {"cluster_change_failed", "not_leader", "store_unavailable"},
+	}
 	return []Route{
 		{Method: http.MethodGet, Path: "/v1/cluster", Name: "cluster.list", Area: "cluster", Scope: ScopeControl, Kind: KindRead,
+			Response: map[string]any{}, Errors: openapi.Codes{http.StatusServiceUnavailable: {"store_unavailable"}},
 			Summary: "Cluster members: node_id, raft_addr, api_addr, kind (node or witness), suffrage, role (leader, standby, witness), last_contact, seen_at; plus this node's role, the leader and the applied index.",
 			Handle:  s.handleClusterList},
 		{Method: http.MethodPost, Path: "/v1/cluster/join", Name: "cluster.join", Area: "cluster", Scope: ScopeControl, Kind: KindWrite, Auth: true,
+			Request: cluster.JoinRequest{}, Response: map[string]any{}, Errors: changeErrors,
 			Body: []Field{
 				{Name: "node_id", Type: "string", Required: true},
 				{Name: "raft_addr", Type: "string", Required: true, Note: "host:port the node's raft listens on (authenticated with the cluster key)"},
@@ -79,6 +89,7 @@ func (s *Server) clusterRoutes() []Route {
 			Summary: "Add a node as a voter (run on the leader; a standby forwards it). svcd serve -join and svcd witness call it.",
 			Handle:  s.handleClusterJoin},
 		{Method: http.MethodPost, Path: "/v1/cluster/remove", Name: "cluster.remove", Area: "cluster", Scope: ScopeControl, Kind: KindWrite, Auth: true,
+			Request: removeRequest{}, Response: map[string]any{}, Errors: changeErrors,
 			Body:    []Field{{Name: "node_id", Type: "string", Required: true}},
 			Summary: "Remove a member from the cluster (404 unknown_member).",
 			Handle:  s.handleClusterRemove},
@@ -118,14 +129,17 @@ func (s *Server) handleClusterJoin(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return s.clusterError(err)
 	}
-	s.log.Info("node joined", "node_id", q.NodeID, "raft_addr", q.RaftAddr, "kind", q.Kind)
+	reqid.Logger(r.Context(), s.log).Info("node joined", "node_id", q.NodeID, "raft_addr", q.RaftAddr, "kind", q.Kind)
 	return s.handleClusterList(w, r)
 }
 
+// removeRequest is the body of POST /v1/cluster/remove.
+type removeRequest struct {
+	NodeID string `json:"node_id"`
+}
+
 func (s *Server) handleClusterRemove(w http.ResponseWriter, r *http.Request) error {
-	var q struct {
-		NodeID string `json:"node_id"`
-	}
+	var q removeRequest
 	if err := s.decode(r, &q); err != nil {
 		return err
 	}
@@ -135,7 +149,7 @@ func (s *Server) handleClusterRemove(w http.ResponseWriter, r *http.Request) err
 	if err := s.node.RemoveServer(r.Context(), q.NodeID); err != nil {
 		return s.clusterError(err)
 	}
-	s.log.Info("node removed", "node_id", q.NodeID)
+	reqid.Logger(r.Context(), s.log).Info("node removed", "node_id", q.NodeID)
 	return s.handleClusterList(w, r)
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/shared/version"
+	"github.com/svcd/svcd/supervisor/openapi"
 )
 
 func (s *Server) discoveryRoutes() []Route {
@@ -17,24 +18,32 @@ func (s *Server) discoveryRoutes() []Route {
 	}
 	readyz := d(http.MethodGet, "/readyz", "readyz", KindDiagnostic,
 		"Readiness: 200 on the active (leader) node once it has recovered the work an earlier run left (503 settling until then), 503 with role and leader hint on a standby (200 there with ?standbyok=true).", s.handleReadyz)
+	readyz.Response = map[string]any{}
+	readyz.Errors = openapi.Codes{http.StatusServiceUnavailable: {"settling", "standby"}}
 	readyz.Query = []Field{{Name: "standbyok", Type: "boolean", Note: "answer 200 on a standby too"}}
 	healthz := d(http.MethodGet, "/healthz", "healthz", KindDiagnostic, "Minimal liveness probe; body is the text ok.", s.handleHealthz)
 	healthz.Raw = true
+	healthz.Response = openapi.Raw{ContentType: "text/plain", Description: "the text ok"}
 	metrics := d(http.MethodGet, "/metrics", "metrics", KindDiagnostic, "Prometheus metrics: request counts and latencies by route, raft state.",
 		func(w http.ResponseWriter, r *http.Request) error { s.metrics.handler().ServeHTTP(w, r); return nil })
 	metrics.Raw = true
+	metrics.Response = openapi.Raw{ContentType: "text/plain", Description: "Prometheus text exposition format"}
+	typed := func(rt Route, response any) Route { rt.Response = response; return rt }
+	doc := map[string]any{}
 	return []Route{
-		d(http.MethodGet, "/describe", "describe", KindRead, "Index of the scoped describes; start here.", s.handleDescribeIndex),
-		d(http.MethodGet, "/describe/business", "describe.business", KindRead, "Business self-description: browser requests, agent sessions, renewal, queries.", s.handleDescribeScope(ScopeBusiness)),
-		d(http.MethodGet, "/describe/control", "describe.control", KindRead, "Control self-description: recommended order, system control, plugin management, host_operations.", s.handleDescribeScope(ScopeControl)),
-		d(http.MethodGet, "/health", "health", KindDiagnostic, "Health summary including the local system state and raft role.", s.handleHealth),
-		d(http.MethodGet, "/version", "version", KindRead, "Light version summary.", func(w http.ResponseWriter, r *http.Request) error { api.WriteOK(w, version.Get()); return nil }),
-		d(http.MethodGet, "/v1/capabilities", "capabilities", KindRead, "Enabled capabilities split into read, write and diagnostic endpoints, plus cautions.", s.handleCapabilities),
+		typed(d(http.MethodGet, "/describe", "describe", KindRead, "Index of the scoped describes; start here.", s.handleDescribeIndex), doc),
+		typed(d(http.MethodGet, "/describe/business", "describe.business", KindRead, "Business self-description: browser requests, agent sessions, renewal, queries.", s.handleDescribeScope(ScopeBusiness)), doc),
+		typed(d(http.MethodGet, "/describe/control", "describe.control", KindRead, "Control self-description: recommended order, system control, plugin management, host_operations.", s.handleDescribeScope(ScopeControl)), doc),
+		typed(d(http.MethodGet, "/health", "health", KindDiagnostic, "Health summary including the local system state and raft role.", s.handleHealth), doc),
+		typed(d(http.MethodGet, "/version", "version", KindRead, "Light version summary.", func(w http.ResponseWriter, r *http.Request) error { api.WriteOK(w, version.Get()); return nil }), version.Info{}),
+		typed(d(http.MethodGet, "/v1/capabilities", "capabilities", KindRead, "Enabled capabilities split into read, write and diagnostic endpoints, plus cautions.", s.handleCapabilities), doc),
 		healthz,
 		readyz,
-		d(http.MethodGet, "/rolez", "rolez", KindDiagnostic, "This node's leader/standby view from raft.", func(w http.ResponseWriter, r *http.Request) error { api.WriteOK(w, s.roleView()); return nil }),
-		d(http.MethodGet, "/v1/runtime", "runtime", KindDiagnostic, "Runtime snapshot: process, memory, goroutines, config summary, raft.", s.handleRuntime),
+		typed(d(http.MethodGet, "/rolez", "rolez", KindDiagnostic, "This node's leader/standby view from raft.", func(w http.ResponseWriter, r *http.Request) error { api.WriteOK(w, s.roleView()); return nil }), roleView{}),
+		typed(d(http.MethodGet, "/v1/runtime", "runtime", KindDiagnostic, "Runtime snapshot: process, memory, goroutines, config summary, raft.", s.handleRuntime), doc),
 		metrics,
+		typed(d(http.MethodGet, "/v1/openapi.json", "openapi", KindRead, "This API as an OpenAPI 3.1 document generated from the route table (the bare document, not the envelope).", s.handleOpenAPI),
+			openapi.Raw{ContentType: "application/json", Description: "the OpenAPI 3.1 document"}),
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/reqid"
+	"github.com/svcd/svcd/supervisor/openapi"
 	"github.com/svcd/svcd/supervisor/workermgr"
 	"github.com/svcd/svcd/workers/hostops"
 )
@@ -21,8 +23,16 @@ const DefaultExecTimeoutMs = 30000
 // hostopsRoutes are SPEC.md's host operations. Auth is checked in wrap,
 // before the body is read and before the worker is asked for anything.
 func (s *Server) hostopsRoutes() []Route {
+	// Every host operation can meet a worker that is down or busy restarting
+	// (leaseError, workerCallError) and a path outside the allowed roots.
+	workerErrors := openapi.Codes{
+		http.StatusServiceUnavailable:  {"worker_unavailable", "worker_failed", "workers_disabled", "shutting_down", "worker_call_failed", "worker_crashed"},
+		http.StatusForbidden:           {"path_not_allowed"},
+		http.StatusUnprocessableEntity: {"missing_field"},
+	}
 	h := func(path, name, kind, summary string, body []Field, fn HandlerFn) Route {
-		return Route{Method: http.MethodPost, Path: path, Name: name, Area: "hostops", Scope: ScopeControl, Kind: kind, Auth: true, Local: true, Summary: summary, Body: body, Handle: fn}
+		return Route{Method: http.MethodPost, Path: path, Name: name, Area: "hostops", Scope: ScopeControl, Kind: kind, Auth: true, Local: true, Summary: summary, Body: body, Handle: fn,
+			Errors: openapi.Codes{}.Add(workerErrors)}
 	}
 	write := h("/v1/files/write", "hostops.files.write", KindWrite,
 		"Write a file atomically (temporary file, fsync, rename; an existing file keeps its mode). Outcome in data.ok.",
@@ -35,23 +45,27 @@ func (s *Server) hostopsRoutes() []Route {
 			{Name: "encoding", Type: "string", Default: hostops.EncodingUTF8, Note: "utf8 or base64 (content is base64 text)"},
 		}, s.handleFilesWrite)
 	write.MaxBody = s.filesWriteBodyCap()
-	return []Route{
-		h("/v1/exec", "hostops.exec", KindWrite,
-			"Run a shell command (/bin/sh -c) in its own process group, stdin closed; data.result carries stdout, stderr, exitCode, signal, durationMs, startedAt, finishedAt, timedOut on every outcome.",
-			[]Field{
-				{Name: "command", Type: "string", Required: true},
-				{Name: "cwd", Type: "string", Note: "default: the daemon's working directory"},
-				{Name: "timeoutMs", Type: "integer", Default: DefaultExecTimeoutMs, Note: fmt.Sprintf("1 to %d; the whole process group is killed on timeout", s.cfg.ExecTimeoutMaxMs)},
-			}, s.handleExec),
-		h("/v1/files/read", "hostops.files.read", KindRead,
-			"Read a file: content plus metadata (path, size, mode, modTime, encoding). Outcome in data.ok.",
-			[]Field{
-				{Name: "path", Type: "string", Required: true, Note: "absolute, or relative to cwd"},
-				{Name: "cwd", Type: "string", Note: "default: the daemon's working directory"},
-				{Name: "encoding", Type: "string", Default: hostops.EncodingUTF8, Note: fmt.Sprintf("utf8 (must be valid UTF-8) or base64; files over %d bytes are refused", s.cfg.FilesReadCap)},
-			}, s.handleFilesRead),
-		write,
-	}
+	write.Request, write.Response = writeRequest{}, hostopsOutcome{Result: fileResult{}}
+	write.Errors.Add(openapi.Codes{http.StatusRequestEntityTooLarge: {"content_too_large"}, http.StatusUnprocessableEntity: {"invalid_encoding"}})
+	exec := h("/v1/exec", "hostops.exec", KindWrite,
+		"Run a shell command (/bin/sh -c) in its own process group, stdin closed; data.result carries stdout, stderr, exitCode, signal, durationMs, startedAt, finishedAt, timedOut on every outcome.",
+		[]Field{
+			{Name: "command", Type: "string", Required: true},
+			{Name: "cwd", Type: "string", Note: "default: the daemon's working directory"},
+			{Name: "timeoutMs", Type: "integer", Default: DefaultExecTimeoutMs, Note: fmt.Sprintf("1 to %d; the whole process group is killed on timeout", s.cfg.ExecTimeoutMaxMs)},
+		}, s.handleExec)
+	exec.Request, exec.Response = execRequest{}, hostopsOutcome{Result: execResult{}}
+	exec.Errors.Add(openapi.Codes{http.StatusUnprocessableEntity: {"invalid_timeout"}, http.StatusTooManyRequests: {"exec_busy"}})
+	read := h("/v1/files/read", "hostops.files.read", KindRead,
+		"Read a file: content plus metadata (path, size, mode, modTime, encoding). Outcome in data.ok.",
+		[]Field{
+			{Name: "path", Type: "string", Required: true, Note: "absolute, or relative to cwd"},
+			{Name: "cwd", Type: "string", Note: "default: the daemon's working directory"},
+			{Name: "encoding", Type: "string", Default: hostops.EncodingUTF8, Note: fmt.Sprintf("utf8 (must be valid UTF-8) or base64; files over %d bytes are refused", s.cfg.FilesReadCap)},
+		}, s.handleFilesRead)
+	read.Request, read.Response = readRequest{}, hostopsOutcome{Result: fileResult{}}
+	read.Errors.Add(openapi.Codes{http.StatusUnprocessableEntity: {"invalid_encoding"}})
+	return []Route{exec, read, write}
 }
 
 // filesWriteBodyCap fits a request carrying content at the write cap: base64
@@ -142,7 +156,7 @@ func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) error {
 		return api.NewError(http.StatusForbidden, "path_not_allowed", "%s", res.Error)
 	}
 	if s.log.IsInfo() { // skip building the arguments when nobody reads them
-		s.log.Info("exec", "request_id", r.Header.Get(RequestIDHeader), "pid", res.Pid, "ok", res.OK, "exit_code", res.ExitCode,
+		reqid.Logger(r.Context(), s.log).Info("exec", "pid", res.Pid, "ok", res.OK, "exit_code", res.ExitCode,
 			"signal", res.Signal, "timed_out", res.TimedOut, "duration_ms", res.FinishedAt.Sub(res.StartedAt).Milliseconds(), "error_code", res.ErrorCode)
 	}
 	api.WriteOK(w, hostopsOutcome{OK: res.OK, Result: toExecResult(res), Error: res.Error, Code: res.ErrorCode})
@@ -288,7 +302,7 @@ func (s *Server) handleFilesRead(w http.ResponseWriter, r *http.Request) error {
 			fr.Content = string(res.Content)
 		}
 	}
-	s.log.Info("files.read", "request_id", r.Header.Get(RequestIDHeader), "path", res.Info.Path, "ok", res.OK, "size", res.Info.Size, "error_code", res.ErrorCode)
+	reqid.Logger(r.Context(), s.log).Info("files.read", "path", res.Info.Path, "ok", res.OK, "size", res.Info.Size, "error_code", res.ErrorCode)
 	api.WriteOK(w, hostopsOutcome{OK: res.OK, Result: fr, Error: res.Error, Code: res.ErrorCode})
 	return nil
 }
@@ -347,7 +361,7 @@ func (s *Server) handleFilesWrite(w http.ResponseWriter, r *http.Request) error 
 		created := res.Created
 		fr.Created = &created
 	}
-	s.log.Info("files.write", "request_id", r.Header.Get(RequestIDHeader), "path", res.Info.Path, "ok", res.OK, "bytes", len(content), "error_code", res.ErrorCode)
+	reqid.Logger(r.Context(), s.log).Info("files.write", "path", res.Info.Path, "ok", res.OK, "bytes", len(content), "error_code", res.ErrorCode)
 	api.WriteOK(w, hostopsOutcome{OK: res.OK, Result: fr, Error: res.Error, Code: res.ErrorCode})
 	return nil
 }
@@ -358,7 +372,7 @@ func (s *Server) workerCallError(ctx context.Context, l *workermgr.Lease, err er
 		return api.NewError(499, "client_closed", "the client closed the request; the operation was cancelled")
 	}
 	if exit, ok := l.Exited(500 * time.Millisecond); ok {
-		s.log.Warn("worker died during a call", "worker", hostops.Name, "pid", exit.Pid, "exit", exit.Reason, "killed_pgid", pgid)
+		reqid.Logger(ctx, s.log).Warn("worker died during a call", "worker", hostops.Name, "pid", exit.Pid, "exit", exit.Reason, "killed_pgid", pgid)
 		return api.Unavailable("worker_crashed", "the %s worker (pid %d) exited during the call (%s); the call's processes were killed and the worker is being restarted; retry the request", hostops.Name, exit.Pid, exit.Reason).
 			WithDetails(map[string]any{"worker": hostops.Name, "pid": exit.Pid, "retryable": true})
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/svcd/svcd/shared/bridgeproto"
 	"github.com/svcd/svcd/shared/instr"
 	"github.com/svcd/svcd/supervisor/instructions"
+	"github.com/svcd/svcd/supervisor/openapi"
 )
 
 // instructionsSide is the instruction executor and ingest service with the
@@ -42,10 +43,18 @@ func (s *Server) instructionRoutes() []Route {
 	bodyCap := int64(2*side.textCap + 64<<10)
 	return []Route{
 		{Method: http.MethodPost, Path: "/v1/instructions/run", Name: "instructions.run", Area: "instructions", Scope: ScopeBusiness, Kind: KindWrite, MaxBody: bodyCap, Local: true,
+			Request: runRequest{}, Response: instructions.RunResult{},
+			Errors:  openapi.Codes{http.StatusUnprocessableEntity: {"missing_field", "invalid_text"}, http.StatusRequestEntityTooLarge: {"text_too_large"}},
 			Body:    []Field{{Name: "text", Type: "string", Required: true, Note: "an AI reply holding ```instr blocks (see instructions in this describe)"}},
 			Summary: "Parse the instr blocks of text and run them in parallel through this daemon's own routes with the caller's Authorization; answers the report and one structured result per instruction. Recorded as a task of kind instruction_batch.",
 			Handle:  s.handleInstructionsRun},
 		{Method: http.MethodPost, Path: "/v1/instructions/ingest", Name: "instructions.ingest", Area: "instructions", Scope: ScopeBusiness, Kind: KindWrite, MaxBody: bodyCap, Local: true,
+			Request: ingestRequest{}, Response: map[string]any{},
+			Errors: openapi.Codes{
+				http.StatusUnprocessableEntity:   {"missing_field", "invalid_text", "invalid_platform", "invalid_local_conversation_id", "invalid_remote_conversation_id", "invalid_message_id", "invalid_role"},
+				http.StatusRequestEntityTooLarge: {"text_too_large"},
+				http.StatusServiceUnavailable:    {"no_plugin_for_conversation"},
+			},
 			Body: []Field{
 				{Name: "platform", Type: "string", Required: true, Note: "platform_a, platform_b or platform_c"},
 				{Name: "local_conversation_id", Type: "string", Required: true, Note: "1-128 bytes of [A-Za-z0-9._:-]"},

@@ -12,6 +12,7 @@ import (
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/shared/bridgeproto"
+	"github.com/svcd/svcd/supervisor/openapi"
 	"github.com/svcd/svcd/supervisor/renewal"
 	"github.com/svcd/svcd/supervisor/workermgr"
 	"github.com/svcd/svcd/workers/scheduler"
@@ -77,30 +78,40 @@ func (s *Server) renewalRoutes() []Route {
 		return func(w http.ResponseWriter, r *http.Request) error { return s.handleConvSet(w, r, status) }
 	}
 	path := "/v1/renewal/conversations/{local_conversation_id}"
+	// manual and auto decode the same body and refuse a pause_reason.
+	noReason := []Field{{Name: "pause_reason", Type: "string", Note: "refused here (422 invalid_field): only .../paused takes it"}}
+	setErrors := openapi.Codes{http.StatusUnprocessableEntity: {"invalid_local_conversation_id", "invalid_field"}, http.StatusNotFound: {"unknown_conversation"}, http.StatusServiceUnavailable: {"no_plugin_for_conversation"}}
 	return []Route{
 		{Method: http.MethodGet, Path: "/v1/renewal/jobs", Name: "renewal.jobs", Area: "renewal", Scope: ScopeBusiness, Kind: KindRead,
 			Query: []Field{
 				{Name: "local_conversation_id", Type: "string", Note: "one conversation's jobs (404 if unknown)"},
 				{Name: "limit", Type: "integer", Default: 50, Note: "1 to 500"},
 			},
+			Response: map[string]any{}, Errors: openapi.Codes{http.StatusNotFound: {"unknown_conversation"}, http.StatusUnprocessableEntity: {"invalid_query", "invalid_local_conversation_id"}, http.StatusBadRequest: {"invalid_query"}},
 			Summary: "Renewal jobs newest first: job_id, local_conversation_id, message, due_at, attempts, status (pending, running, done, failed, canceled), last_error, delivery_ack, inject_id, timestamps; plus the scheduler's tick record (skipped_system_paused).",
 			Handle:  s.handleJobs},
 		{Method: http.MethodGet, Path: "/v1/renewal/scheduler", Name: "renewal.scheduler", Area: "renewal", Scope: ScopeBusiness, Kind: KindRead,
-			Summary: "The scheduler: whether this node ticks (leader only), its settings, the last tick's result and error, and the durable tick record (total, skipped_system_paused, last times).",
-			Handle:  s.handleScheduler},
+			Response: map[string]any{},
+			Summary:  "The scheduler: whether this node ticks (leader only), its settings, the last tick's result and error, and the durable tick record (total, skipped_system_paused, last times).",
+			Handle:   s.handleScheduler},
 		{Method: http.MethodGet, Path: "/v1/renewal/conversations", Name: "renewal.conversations", Area: "renewal", Scope: ScopeBusiness, Kind: KindRead,
-			Query:   []Field{{Name: "limit", Type: "integer", Default: 100, Note: "1 to 1000"}},
+			Query:    []Field{{Name: "limit", Type: "integer", Default: 100, Note: "1 to 1000"}},
+			Response: map[string]any{}, Errors: openapi.Codes{http.StatusUnprocessableEntity: {"invalid_query"}, http.StatusBadRequest: {"invalid_query"}},
 			Summary: "Renewal conversations, most recently updated first (fields as in the single read).",
 			Handle:  s.handleConvList},
 		{Method: http.MethodGet, Path: path, Name: "renewal.conversation", Area: "renewal", Scope: ScopeBusiness, Kind: KindRead,
+			Response: raftstore.Conversation{}, Errors: openapi.Codes{http.StatusUnprocessableEntity: {"invalid_local_conversation_id"}, http.StatusNotFound: {"unknown_conversation"}},
 			Summary: "One conversation: automation_status (manual, auto, paused), pause_reason, last_error, execution_state (idle, instruction_running, renewal_running), consecutive_failure_count, repeated_message_count, repeated_renewal_count, last_non_paused_automation_status, platform, client_id, remote_conversation_id, client_loop (the plugin's instruction loop as it last reported it: state running or stopped, reason, rounds, max_rounds) and timestamps. 404 unknown_conversation.",
 			Handle:  s.handleConvGet},
 		{Method: http.MethodPost, Path: path + "/manual", Name: "renewal.manual", Area: "renewal", Scope: ScopeBusiness, Kind: KindWrite,
+			Body: noReason, Request: convSetRequest{}, Response: raftstore.Conversation{}, Errors: setErrors,
 			Summary: "Set manual: no automatic generation or advancement. Answers the record; the plugins get a state_snapshot.", Handle: set(raftstore.AutoManual)},
 		{Method: http.MethodPost, Path: path + "/auto", Name: "renewal.auto", Area: "renewal", Scope: ScopeBusiness, Kind: KindWrite,
+			Body: noReason, Request: convSetRequest{}, Response: raftstore.Conversation{}, Errors: setErrors,
 			Summary: "Set auto: the projector and dispatcher may advance it. Answers the record; the plugins get a state_snapshot.", Handle: set(raftstore.AutoAuto)},
 		{Method: http.MethodPost, Path: path + "/paused", Name: "renewal.paused", Area: "renewal", Scope: ScopeBusiness, Kind: KindWrite,
 			Body:    []Field{{Name: "pause_reason", Type: "string", Note: "at most 1024 bytes"}},
+			Request: convSetRequest{}, Response: raftstore.Conversation{}, Errors: setErrors,
 			Summary: "Set paused (optional pause_reason): the record and its jobs are kept, nothing advances. Answers the record; the plugins get a state_snapshot.", Handle: set(raftstore.AutoPaused)},
 	}
 }
@@ -140,14 +151,17 @@ func (s *Server) handleConvList(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// convSetRequest is the body of the conversation status routes.
+type convSetRequest struct {
+	PauseReason string `json:"pause_reason"`
+}
+
 func (s *Server) handleConvSet(w http.ResponseWriter, r *http.Request, status string) error {
 	id, err := s.convID(r)
 	if err != nil {
 		return err
 	}
-	var body struct {
-		PauseReason string `json:"pause_reason"`
-	}
+	var body convSetRequest
 	if err := s.decode(r, &body); err != nil {
 		return err
 	}

@@ -6,19 +6,22 @@ import (
 	"time"
 
 	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/supervisor/openapi"
 	"github.com/svcd/svcd/supervisor/status"
 )
 
 func (s *Server) statusRoutes() []Route {
 	return []Route{
 		{Method: http.MethodGet, Path: "/v1/status", Name: "status.json", Area: "status", Scope: ScopeControl, Kind: KindRead,
+			Response: status.Snapshot{}, Errors: openapi.Codes{http.StatusServiceUnavailable: {"daemon_unreachable"}},
 			Summary: "Narrow JSON status snapshot (mode, who and why, leader, queue, active runs).",
 			Handle: func(w http.ResponseWriter, r *http.Request) error {
 				status.WriteJSON(w, s.statusSnapshot())
 				return nil
 			}},
 		{Method: http.MethodGet, Path: "/v1/status/ui", Name: "status.ui", Area: "status", Scope: ScopeControl, Kind: KindRead, Raw: true,
-			Summary: "HTML status panel for a person; refreshes itself every few seconds.",
+			Response: openapi.Raw{ContentType: "text/html", Description: "the status panel"},
+			Summary:  "HTML status panel for a person; refreshes itself every few seconds.",
 			Handle: func(w http.ResponseWriter, r *http.Request) error {
 				status.WritePanel(w, s.statusSnapshot())
 				return nil

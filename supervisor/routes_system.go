@@ -9,7 +9,9 @@ import (
 
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/reqid"
 	"github.com/svcd/svcd/shared/systemstate"
+	"github.com/svcd/svcd/supervisor/openapi"
 )
 
 // maxReasonLen bounds requested_by and reason: they are labels, not documents.
@@ -23,17 +25,23 @@ func (s *Server) systemRoutes() []Route {
 	set := func(mode string) HandlerFn {
 		return func(w http.ResponseWriter, r *http.Request) error { return s.handleSetMode(w, r, mode) }
 	}
+	// The fixed-mode routes take mode too (handleSetMode refuses another).
+	fixedMode := func(mode string) []Field {
+		return append([]Field{{Name: "mode", Type: "string", Note: "optional; when given it must be " + mode}}, who...)
+	}
+	modeErrors := openapi.Codes{http.StatusUnprocessableEntity: {"missing_field", "invalid_mode", "invalid_field"}}
 	return []Route{
 		{Method: http.MethodGet, Path: "/v1/system/state", Name: "system.state", Area: "system", Scope: ScopeControl, Kind: KindRead,
-			Summary: "System state: automation mode (running, paused, draining), who set it, why and when, the leader, the queue summary and the active runs.",
-			Handle:  func(w http.ResponseWriter, r *http.Request) error { s.writeSystemState(w); return nil }},
-		{Method: http.MethodPost, Path: "/v1/system/pause", Name: "system.pause", Area: "system", Scope: ScopeControl, Kind: KindWrite, Body: who,
+			Summary:  "System state: automation mode (running, paused, draining), who set it, why and when, the leader, the queue summary and the active runs.",
+			Response: systemstate.State{},
+			Handle:   func(w http.ResponseWriter, r *http.Request) error { s.writeSystemState(w); return nil }},
+		{Method: http.MethodPost, Path: "/v1/system/pause", Name: "system.pause", Area: "system", Scope: ScopeControl, Kind: KindWrite, Body: fixedMode(raftstore.ModePaused), Request: modeRequest{}, Response: systemstate.State{}, Errors: modeErrors,
 			Summary: "Set the mode to paused: ordinary instructions are recorded, not run; scheduler ticks are skipped. Answers the latest system state.", Handle: set(raftstore.ModePaused)},
-		{Method: http.MethodPost, Path: "/v1/system/resume", Name: "system.resume", Area: "system", Scope: ScopeControl, Kind: KindWrite, Body: who,
+		{Method: http.MethodPost, Path: "/v1/system/resume", Name: "system.resume", Area: "system", Scope: ScopeControl, Kind: KindWrite, Body: fixedMode(raftstore.ModeRunning), Request: modeRequest{}, Response: systemstate.State{}, Errors: modeErrors,
 			Summary: "Set the mode to running. Conversations that are manual or paused stay so. Answers the latest system state.", Handle: set(raftstore.ModeRunning)},
-		{Method: http.MethodPost, Path: "/v1/system/drain", Name: "system.drain", Area: "system", Scope: ScopeControl, Kind: KindWrite, Body: who,
+		{Method: http.MethodPost, Path: "/v1/system/drain", Name: "system.drain", Area: "system", Scope: ScopeControl, Kind: KindWrite, Body: fixedMode(raftstore.ModeDraining), Request: modeRequest{}, Response: systemstate.State{}, Errors: modeErrors,
 			Summary: "Set the mode to draining: work in progress finishes, nothing new starts. Answers the latest system state.", Handle: set(raftstore.ModeDraining)},
-		{Method: http.MethodPost, Path: "/v1/system/mode", Name: "system.mode", Area: "system", Scope: ScopeControl, Kind: KindWrite,
+		{Method: http.MethodPost, Path: "/v1/system/mode", Name: "system.mode", Area: "system", Scope: ScopeControl, Kind: KindWrite, Request: modeRequest{}, Response: systemstate.State{}, Errors: modeErrors,
 			Body:    append([]Field{{Name: "mode", Type: "string", Required: true, Note: "running, paused or draining"}}, who...),
 			Summary: "Set the mode by name (one route for scripts); same effect as pause, resume and drain.", Handle: set("")},
 	}
@@ -88,7 +96,7 @@ func (s *Server) SetMode(ctx context.Context, m raftstore.SetSystemMode) (raftst
 	if err != nil {
 		return raftstore.SystemState{}, err
 	}
-	s.log.Info("system mode set", "mode", m.Mode, "requested_by", m.RequestedBy, "reason", m.Reason)
+	reqid.Logger(ctx, s.log).Info("system mode set", "mode", m.Mode, "requested_by", m.RequestedBy, "reason", m.Reason)
 	for _, hook := range s.modeHooks {
 		hook()
 	}

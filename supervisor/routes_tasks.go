@@ -7,6 +7,7 @@ import (
 
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/supervisor/openapi"
 	"github.com/svcd/svcd/supervisor/tasks"
 )
 
@@ -17,9 +18,11 @@ func (s *Server) taskRoutes() []Route {
 				{Name: "status", Type: "string", Note: "queued, running, succeeded, failed, canceled or skipped"},
 				{Name: "limit", Type: "integer", Default: tasks.DefaultLimit, Note: "1 to 500 (over: 422; not a number: 400)"},
 			},
+			Response: map[string]any{}, Errors: openapi.Codes{http.StatusUnprocessableEntity: {"invalid_query"}, http.StatusBadRequest: {"invalid_query"}},
 			Summary: "Tasks newest first: task_id, kind (instruction_batch …), status, source, local_conversation_id, summary, timestamps, run_ids. Finished tasks beyond the newest 1000 are compacted away.",
 			Handle:  s.handleTaskList},
 		{Method: http.MethodGet, Path: "/v1/tasks/{task_id}", Name: "tasks.get", Area: "tasks", Scope: ScopeBusiness, Kind: KindRead,
+			Response: raftstore.Task{}, Errors: openapi.Codes{http.StatusNotFound: {"unknown_task"}},
 			Summary: "One task with its runs (run_id, status, started_at, finished_at, dropped_lines). 404 unknown_task.",
 			Handle:  s.handleTaskGet},
 		{Method: http.MethodGet, Path: "/v1/tasks/{task_id}/logs", Name: "tasks.logs", Area: "tasks", Scope: ScopeBusiness, Kind: KindRead,
@@ -27,10 +30,12 @@ func (s *Server) taskRoutes() []Route {
 				{Name: "limit", Type: "integer", Default: tasks.DefaultLogLimit, Note: "last N lines per run, 1 to 200"},
 				{Name: "run_id", Type: "string", Note: "one run (404 unknown_run)"},
 			},
+			Response: map[string]any{}, Errors: openapi.Codes{http.StatusNotFound: {"unknown_task", "unknown_run"}, http.StatusUnprocessableEntity: {"invalid_query"}, http.StatusBadRequest: {"invalid_query"}},
 			Summary: "Log lines of a task's runs (each run keeps its last 200 lines; dropped_lines counts the rest).",
 			Handle:  s.handleTaskLogs},
 		{Method: http.MethodGet, Path: "/v1/controllers", Name: "controllers", Area: "tasks", Scope: ScopeBusiness, Kind: KindRead,
-			Query:   []Field{{Name: "limit", Type: "integer", Default: 50, Note: "1 to 100"}},
+			Query:    []Field{{Name: "limit", Type: "integer", Default: 50, Note: "1 to 100"}},
+			Response: map[string]any{}, Errors: openapi.Codes{http.StatusServiceUnavailable: {"store_unavailable"}, http.StatusUnprocessableEntity: {"invalid_query"}, http.StatusBadRequest: {"invalid_query"}},
 			Summary: "The daemon nodes: node_id, api_addr, raft_addr, kind, role, version, last heartbeat (seen_at), with the active leader hint.",
 			Handle:  s.handleControllers},
 	}

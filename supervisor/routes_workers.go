@@ -6,29 +6,36 @@ import (
 	"strings"
 
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/reqid"
+	"github.com/svcd/svcd/supervisor/openapi"
 	"github.com/svcd/svcd/supervisor/workermgr"
 )
 
 // workerRoutes are the worker manager's read and restart routes.
 func (s *Server) workerRoutes() []Route {
 	return []Route{
-		{Method: http.MethodGet, Path: "/v1/workers", Name: "workers.list", Area: "workers", Scope: ScopeControl, Kind: KindDiagnostic,
+		{Method: http.MethodGet, Path: "/v1/workers", Name: "workers.list", Area: "workers", Scope: ScopeControl, Kind: KindDiagnostic, Response: map[string]any{},
 			Summary: "Worker processes: name, pid, state (starting, running, restarting, failed, stopped), start time, restart count, last exit (code or signal, time).",
 			Handle: func(w http.ResponseWriter, r *http.Request) error {
 				api.WriteOK(w, map[string]any{"workers": s.workerList()})
 				return nil
 			}},
 		{Method: http.MethodPost, Path: "/v1/workers/restart", Name: "workers.restart", Area: "workers", Scope: ScopeControl, Kind: KindWrite, Auth: true, Local: true,
+			Request: restartRequest{}, Response: map[string]any{},
+			Errors:  openapi.Codes{http.StatusServiceUnavailable: {"workers_disabled", "shutting_down", "restart_failed"}, http.StatusUnprocessableEntity: {"missing_field", "unknown_worker"}},
 			Summary: "Rolling restart: start a new instance, wait until healthy, switch new calls to it, let calls on the old one finish (bounded), stop it. Also revives a failed worker.",
 			Body:    []Field{{Name: "worker", Type: "string", Required: true, Note: "a worker name from GET /v1/workers, or all"}},
 			Handle:  s.handleWorkersRestart},
 	}
 }
 
+// restartRequest is the body of POST /v1/workers/restart.
+type restartRequest struct {
+	Worker string `json:"worker"`
+}
+
 func (s *Server) handleWorkersRestart(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		Worker string `json:"worker"`
-	}
+	var req restartRequest
 	if err := s.decode(r, &req); err != nil {
 		return err
 	}
@@ -60,7 +67,7 @@ func (s *Server) handleWorkersRestart(w http.ResponseWriter, r *http.Request) er
 			return api.Unavailable("restart_failed", "rolling restart of %s failed; the previous instance (if any) keeps serving: %v", name, err).
 				WithDetails(map[string]any{"worker": name, "restarted": done})
 		}
-		s.log.Info("worker restarted on request", "worker", name, "pid", info.Pid, "request_id", r.Header.Get(RequestIDHeader))
+		reqid.Logger(r.Context(), s.log).Info("worker restarted on request", "worker", name, "pid", info.Pid)
 		done = append(done, info)
 	}
 	api.WriteOK(w, map[string]any{"restarted": done})

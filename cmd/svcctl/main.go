@@ -37,6 +37,7 @@ func commands() map[string]command {
 		"renewal":     {usage: renewalUsage, run: runRenewal},
 		"tasks":       {usage: tasksUsage, run: runTasks},
 		"controllers": {usage: "controllers                  the daemon nodes with the active leader hint", run: runControllers},
+		"api":         {usage: "api                          the OpenAPI 3.1 document of the daemon's routes", run: runAPI},
 	}
 }
 

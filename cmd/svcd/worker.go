@@ -26,8 +26,9 @@ func runWorker(ctx context.Context, args []string) error {
 	if level == "" {
 		level = "info"
 	}
-	// Each worker logs JSON to stderr under its own name.
-	log := logging.New(name, level, true)
+	// Each worker logs JSON to stderr under its own name, in the layout
+	// go-plugin forwards through the supervisor's logger field by field.
+	log := logging.NewWorker(name, level)
 	switch name {
 	case hostops.Name:
 		return hostops.Serve(log)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/reqid"
 )
 
 // Proxy calls one agentd.
@@ -64,6 +65,9 @@ func (p *Proxy) do(ctx context.Context, method, path string, body io.Reader) (in
 		return 0, nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+p.token)
+	if id := reqid.From(ctx); id != "" {
+		req.Header.Set(reqid.Header, id) // agentd's lines for the call carry it too
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

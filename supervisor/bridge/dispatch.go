@@ -124,7 +124,7 @@ func (h *Hub) route(c *Conn, id, kind string, m bridgeproto.Message) {
 		if p.ended() {
 			return
 		}
-		h.log.Warn("relay consumer too slow; cancelling the stream", "request_id", id, "client_id", c.clientID)
+		h.log.Warn("relay consumer too slow; cancelling the stream", "relay_request_id", id, "client_id", c.clientID)
 		p.fail("consumer_overflow", "the HTTP caller did not keep up with the stream")
 		c.send(bridgeproto.RequestCancel{Type: bridgeproto.TypeRequestCancel, RequestID: id, Platform: p.Platform, Reason: "consumer_overflow"})
 	}

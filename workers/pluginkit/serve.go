@@ -8,6 +8,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+
+	"github.com/svcd/svcd/shared/reqid"
 )
 
 // FlowWindow is the fixed HTTP/2 flow-control window of worker connections,
@@ -65,6 +67,8 @@ func Serve(name string, p plugin.Plugin, maxMsg int, log hclog.Logger, onStop ..
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			opts = append(opts, grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg),
 				grpc.StaticStreamWindowSize(FlowWindow), grpc.StaticConnWindowSize(FlowWindow))
+			// Each call's context carries the supervisor's request id.
+			opts = append(opts, reqid.ServerInterceptors(log)...)
 			return grpc.NewServer(opts...)
 		},
 	})
@@ -94,9 +98,10 @@ func ClientConfig(o ClientOptions) *plugin.ClientConfig {
 		// The command's environment is built by the caller on purpose (the
 		// shared token must not reach workers or their children).
 		SkipHostEnv: true,
-		GRPCDialOptions: []grpc.DialOption{
+		// The request id of a call's context goes along in its metadata.
+		GRPCDialOptions: append([]grpc.DialOption{
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(o.MaxMsg), grpc.MaxCallSendMsgSize(o.MaxMsg)),
 			grpc.WithStaticStreamWindowSize(FlowWindow), grpc.WithStaticConnWindowSize(FlowWindow),
-		},
+		}, reqid.ClientInterceptors()...),
 	}
 }
