@@ -58,7 +58,7 @@ func (s *Server) onConversation(clientID string, m bridgeproto.Message) {
 				s.log.Warn("could not record a conversation link", "client_id", clientID, "error", err)
 				return
 			}
-			res, err := s.IngestFromBridge(ctx, msg, s.pairedWithSharedToken())
+			res, err := s.ingestFromClient(ctx, clientID, msg)
 			if err != nil {
 				s.log.Warn("live ingest failed", "client_id", clientID, "local_conversation_id", v.LocalConversationID, "error", err)
 				return

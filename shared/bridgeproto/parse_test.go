@@ -60,6 +60,11 @@ func TestParseRefusals(t *testing.T) {
 		`{"type":"hello","clientId":"c"}`: "missing_field",
 		`{"type":"hello","token":"t","clientId":"a b"}`:                      "invalid_field",
 		`{"type":"hello","token":"t","clientId":"c1/x"}`:                     "invalid_field",
+		// Pairing (issue 25): exactly one authenticator, each bounded.
+		`{"type":"hello","token":"t","code":"ABCD-EFGH","clientId":"c1"}`:    "invalid_field",
+		`{"type":"hello","code":"A\u0001B","clientId":"c1"}`:                 "invalid_field",
+		`{"type":"hello","credential":"a b","clientId":"c1"}`:                "invalid_field",
+		`{"type":"hello","code":"","credential":"","clientId":"c1"}`:         "missing_field",
 		`{"type":"action_request","action":"explode"}`:                       "invalid_action",
 		`{"type":"credentials","platform":"platform_z","headers":{"a":"b"}}`: "invalid_platform",
 		`{"type":"credentials","platform":"platform_a"}`:                     "missing_field",
