@@ -113,17 +113,17 @@ func (c *Conn) pair() bool {
 		return false
 	}
 	if typ != websocket.TextMessage {
-		c.hub.pairing.note("", remoteIP(c.remote), &refusal{"invalid_hello", "first message must be a hello text frame"}, time.Now())
+		c.hub.pairing.refused("", remoteIP(c.remote), &refusal{"invalid_hello", "first message must be a hello text frame"}, time.Now())
 		return refuse(CloseUnauthorized, "first message must be a hello text frame")
 	}
 	m, err := bridgeproto.Parse(data)
 	if err != nil {
-		c.hub.pairing.note("", remoteIP(c.remote), &refusal{"invalid_hello", "first message must be a valid hello"}, time.Now())
+		c.hub.pairing.refused("", remoteIP(c.remote), &refusal{"invalid_hello", "first message must be a valid hello"}, time.Now())
 		return refuse(CloseUnauthorized, "first message must be a valid hello")
 	}
 	hello, ok := m.(*bridgeproto.Hello)
 	if !ok {
-		c.hub.pairing.note("", remoteIP(c.remote), &refusal{"invalid_hello", "first message must be hello"}, time.Now())
+		c.hub.pairing.refused("", remoteIP(c.remote), &refusal{"invalid_hello", "first message must be hello"}, time.Now())
 		return refuse(CloseUnauthorized, "first message must be hello")
 	}
 	actx, acancel := context.WithTimeout(c.hub.ctx, 5*time.Second)

@@ -123,7 +123,9 @@ func (r *refusal) Error() string { return r.message }
 func (h *Hub) authenticate(ctx context.Context, remote string, hello *bridgeproto.Hello) (authResult, *refusal) {
 	ip := remoteIP(remote)
 	if !h.pairing.allowed(ip, time.Now()) {
-		return authResult{}, &refusal{bridgeproto.ErrPairingRateLimited, "too many failed pairing attempts from this address; wait a minute"}
+		ref := &refusal{bridgeproto.ErrPairingRateLimited, "too many failed pairing attempts from this address; wait a minute"}
+		h.pairing.refused(hello.ClientID, ip, ref, time.Now())
+		return authResult{}, ref
 	}
 	res, ref := h.checkHello(ctx, hello)
 	if ref != nil {
@@ -236,10 +238,18 @@ func (g *pairingGuard) fail(ip, clientID string, r *refusal, now time.Time) {
 		g.fails = map[string][]time.Time{} // bounded memory under a spray of addresses
 	}
 	g.fails[ip] = append(g.recent(ip, now), now)
-	g.note(clientID, ip, r, now)
+	g.noteLocked(clientID, ip, r, now)
 }
 
-func (g *pairingGuard) note(clientID, ip string, r *refusal, now time.Time) {
+// refused counts a refusal that is no failed authentication (an invalid
+// first message, a rate-limited attempt).
+func (g *pairingGuard) refused(clientID, ip string, r *refusal, now time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.noteLocked(clientID, ip, r, now)
+}
+
+func (g *pairingGuard) noteLocked(clientID, ip string, r *refusal, now time.Time) {
 	g.stats.Count++
 	g.stats.LastReason, g.stats.LastCode, g.stats.LastClientID, g.stats.LastRemote, g.stats.LastAt = r.message, r.code, clientID, ip, now.UTC()
 }
