@@ -181,6 +181,11 @@ func (p *PairingState) findCode(hash string) *PairCode {
 	return found
 }
 
+// HasCode reports whether a code with this hash is stored (expired or not),
+// compared in constant time: the bridge refuses an unknown code before it
+// costs a raft write.
+func (p *PairingState) HasCode(hash string) bool { return p.findCode(hash) != nil }
+
 func applyPairRedeem(s *State, c Command) (any, error) {
 	var p PairRedeem
 	if err := decodePayload(c, &p); err != nil {

@@ -155,8 +155,15 @@ func (h *Hub) checkHello(ctx context.Context, hello *bridgeproto.Hello) (authRes
 		}
 		return authResult{kind: "credential", scopes: cl.Scopes}, nil
 	case hello.Code != "":
+		hash, known := codeHash(hello.Code), false
+		h.host.Read(func(s *raftstore.State) { known = s.Pairing.HasCode(hash) })
+		if !known {
+			// Guessed codes cost no raft write; a known one is redeemed
+			// (and its expiry judged) by the FSM, once, on every replica.
+			return authResult{}, &refusal{bridgeproto.ErrCodeInvalid, "pairing code unknown or already used; issue a new one (svcctl browser pair)"}
+		}
 		cred := newCredential()
-		v, err := h.host.Apply(ctx, raftstore.CmdPairRedeem, raftstore.PairRedeem{CodeHash: codeHash(hello.Code), ClientID: hello.ClientID, CredHash: hashHex(cred)})
+		v, err := h.host.Apply(ctx, raftstore.CmdPairRedeem, raftstore.PairRedeem{CodeHash: hash, ClientID: hello.ClientID, CredHash: hashHex(cred)})
 		if err != nil {
 			switch {
 			case strings.Contains(err.Error(), raftstore.ErrCodeExpired.Error()):
