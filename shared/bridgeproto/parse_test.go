@@ -58,8 +58,8 @@ func TestParseRefusals(t *testing.T) {
 		`{"type":7}`:                      "missing_type",
 		`{"type":"nope"}`:                 "unknown_type",
 		`{"type":"hello","clientId":"c"}`: "missing_field",
-		`{"type":"hello","token":"t","clientId":"a b"}`:                      "invalid_field",
-		`{"type":"hello","token":"t","clientId":"c1/x"}`:                     "invalid_field",
+		`{"type":"hello","token":"t","clientId":"a b"}`:  "invalid_field",
+		`{"type":"hello","token":"t","clientId":"c1/x"}`: "invalid_field",
 		// Pairing (issue 25): exactly one authenticator, each bounded.
 		`{"type":"hello","token":"t","code":"ABCD-EFGH","clientId":"c1"}`:    "invalid_field",
 		`{"type":"hello","code":"A\u0001B","clientId":"c1"}`:                 "invalid_field",
