@@ -182,7 +182,7 @@ func (h *Hub) checkHello(ctx context.Context, hello *bridgeproto.Hello) (authRes
 		if !tokenEqual(hello.Token, h.cfg.PairingToken) {
 			return authResult{}, &refusal{bridgeproto.ErrPairingFailed, "wrong pairing token"}
 		}
-		return authResult{kind: "token"}, nil
+		return authResult{kind: "token", scopes: h.cfg.TokenScopes}, nil
 	}
 }
 
