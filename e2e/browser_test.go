@@ -108,18 +108,19 @@ func TestBrowserBridgeGuards(t *testing.T) {
 	}
 	p.Close()
 
-	// Wrong token: nothing but a close frame with 4401.
+	// Wrong token: one error frame saying why (never what was sent), then
+	// a close frame with 4401; nothing else.
 	p, _, err = dial("/ws/browser", nil, true, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = p.Send(bridgeproto.Hello{Type: "hello", Token: "wrong", ClientID: "intruder"})
+	_ = p.Send(bridgeproto.Hello{Type: "hello", Token: "wrong-SECRETV", ClientID: "intruder"})
 	var ce *websocket.CloseError
 	if err := p.WaitClosed(5 * time.Second); !errors.As(err, &ce) || ce.Code != 4401 {
 		t.Fatalf("wrong token: close %v, want 4401", err)
 	}
-	if n := len(p.Messages()); n != 0 {
-		t.Fatalf("unpaired client received %d messages", n)
+	if msgs := p.Messages(); len(msgs) != 1 || msgs[0].Type != bridgeproto.TypeError || !strings.Contains(string(msgs[0].Raw), bridgeproto.ErrPairingFailed) || strings.Contains(string(msgs[0].Raw), "SECRETV") {
+		t.Fatalf("unpaired client received %v, want one pairing_failed error frame", msgs)
 	}
 	// First message not a hello: refused the same way.
 	p, _, _ = dial("/ws/browser", nil, true, "")

@@ -80,6 +80,12 @@ func (s *fakeSite) aiReply(id string) (text, msgID string) {
 			return "Checking the daemon.\n\n```instr\n@svc::status\n```\n", longPageID
 		}
 		return "All done.", msgID
+	case strings.HasPrefix(id, "exec-"):
+		// One host operation, then done (the pairing scope test).
+		if n == 1 {
+			return "Running it.\n\n```instr\n@svc::exec::echo paired-exec-ok\n```\n", msgID
+		}
+		return "All done.", msgID
 	case strings.HasPrefix(id, "fail-"):
 		return fmt.Sprintf("Attempt %d.\n\n```instr\n@svc::nope\n```\n", n), msgID
 	}

@@ -17,13 +17,17 @@ async function render() {
   // Conversation reports made while the socket was down wait in the
   // worker's outbox and go out after the next hello (a count, no content).
   $('pending').textContent = st.pending ? `${st.pending} report${st.pending === 1 ? '' : 's'} waiting for the daemon` : '';
-  $('mode').textContent = (st.snapshot && st.snapshot.system && st.snapshot.system.mode) || '?';
+  // The mode is the daemon's: while disconnected the last snapshot may be
+  // stale, so it is shown only as "last known".
+  const mode = (st.snapshot && st.snapshot.system && st.snapshot.system.mode) || '';
+  $('mode').textContent = st.connected ? (mode || '?') : (mode ? `unknown (not connected; last known ${mode})` : 'unknown (not connected)');
+  $('scopes').textContent = st.connected && Array.isArray(st.scopes) ? 'Scopes: ' + st.scopes.join(', ') : '';
   // One row per platform: what this browser captured (names, fingerprint)
   // and the accounts the daemon keeps for it (labels and counts).
   $('plat').innerHTML = '';
   const captured = st.captured || {};
   const accounts = st.accounts || {};
-  for (const p of [...new Set([...Object.keys(captured), ...Object.keys(accounts)])].sort()) {
+  for (const p of [...new Set([...Object.keys(captured), ...Object.keys(accounts)])].filter(Boolean).sort()) {
     const v = captured[p] || {};
     const accs = (accounts[p] || []).map((a) => `${a.account || '(default)'} ${a.status}`.trim());
     // The credential headers by name; the other captured names only counted.

@@ -11,13 +11,15 @@ import { ConversationLoops } from './lib/convloop.js';
 import { DeliveredKeys } from './lib/delivered.js';
 import { RESULT_MARKER } from './lib/loop.js';
 import { Outbox, KEPT_TYPES } from './lib/outbox.js';
+import { helloAuth, afterHelloOk, afterRefusal } from './lib/pairing.js';
 
 const VERSION = chrome.runtime.getManifest().version;
 let ws = null;
 let attempt = 0;
 let reconnectTimer = null;
 let keepaliveTimer = null;
-let state = { connected: false, lastError: '', snapshot: null, captured: {}, accounts: {}, loops: {}, connectedAt: 0, pending: 0 };
+let pairingError = null; // the last pairing refusal's error frame (code, message)
+let state = { connected: false, scopes: null, lastError: '', snapshot: null, captured: {}, accounts: {}, loops: {}, connectedAt: 0, pending: 0 };
 const relays = new Map(); // requestId -> port to the page
 // A request_cancel can overtake its relay: the relay awaits the adapters,
 // the tab and the page's script before it is in relays. Such a cancel is
@@ -37,13 +39,13 @@ function cancelRelay(id) {
 async function settings() {
   let local = {};
   try { const r = await fetch(chrome.runtime.getURL('config.local.json')); if (r.ok) local = await r.json(); } catch { /* none */ }
-  const stored = await chrome.storage.local.get(['daemonURL', 'token', 'clientId', 'origins', 'loop']);
+  const stored = await chrome.storage.local.get(['daemonURL', 'token', 'credential', 'pairingCode', 'clientId', 'origins', 'loop']);
   const s = { ...local, ...Object.fromEntries(Object.entries(stored).filter(([, v]) => v)) };
   if (!s.clientId) {
     s.clientId = 'ext-' + crypto.randomUUID().slice(0, 8);
     await chrome.storage.local.set({ clientId: s.clientId });
   }
-  return { daemon: s.daemonURL || 'ws://127.0.0.1:4317/ws/browser', token: s.token || '', clientId: s.clientId, origins: s.origins || {}, loop: s.loop || {} };
+  return { daemon: s.daemonURL || 'ws://127.0.0.1:4317/ws/browser', token: s.token || '', credential: s.credential || '', pairingCode: s.pairingCode || '', clientId: s.clientId, origins: s.origins || {}, loop: s.loop || {} };
 }
 
 // adapters are read once per worker life and settings change (every relay
@@ -98,7 +100,7 @@ function publish() {
 // statusView is what the popup shows: state, names, labels, fingerprints and
 // loop states; never a captured value.
 function statusView() {
-  return { connected: state.connected, lastError: state.lastError, snapshot: state.snapshot, captured: state.captured, accounts: state.accounts, loops: state.loops, pending: state.pending };
+  return { connected: state.connected, scopes: state.scopes, lastError: state.lastError, snapshot: state.snapshot, captured: state.captured, accounts: state.accounts, loops: state.loops, pending: state.pending };
 }
 
 function scheduleReconnect(delay) {
@@ -110,7 +112,11 @@ function scheduleReconnect(delay) {
 async function connect() {
   clearTimeout(reconnectTimer);
   const s = await settings();
-  if (!s.token) { state.lastError = 'no pairing token set (options page)'; publish(); return; }
+  // One of credential, pairing code or (browser_pairing = "token") the
+  // shared token: lib/pairing.js decides which the hello carries.
+  const auth = helloAuth(s);
+  if (!auth) { state.lastError = 'not paired: run svcctl browser pair and enter the code in the options page'; publish(); return; }
+  pairingError = null;
   if (ws && (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING)) return;
   let sock;
   try { sock = new WebSocket(s.daemon); } catch (e) { state.lastError = 'bad daemon address'; scheduleReconnect(); return; }
@@ -119,7 +125,7 @@ async function connect() {
   state.connected = false;
   sock.onopen = async () => {
     const tabs = await platformTabs();
-    sock.send(JSON.stringify({ type: 'hello', token: s.token, clientId: s.clientId, browser: 'chrome', extension_version: VERSION, platforms: PLATFORMS, shell_runtime: { tabs: tabs.length } }));
+    sock.send(JSON.stringify({ type: 'hello', ...auth, clientId: s.clientId, browser: 'chrome', extension_version: VERSION, platforms: PLATFORMS, shell_runtime: { tabs: tabs.length } }));
   };
   sock.onmessage = (ev) => { if (ws === sock) outbox.heard(); let m; try { m = JSON.parse(ev.data); } catch { return; } onMessage(m).catch((e) => console.warn('svcd: handler failed', e && e.name)); };
   sock.onclose = (ev) => {
@@ -131,15 +137,25 @@ async function connect() {
     relays.clear();
     outbox.dropped();
     publish();
-    if (ev.code === 4401) { state.lastError = 'pairing refused: check the token'; publish(); return; }
+    if (ev.code === 4401) {
+      // The daemon said why in an error frame just before the close; a
+      // refused code or credential is dropped (it can never work again).
+      const r = afterRefusal(pairingError && pairingError.code, pairingError && pairingError.message);
+      state.lastError = r.text; publish();
+      if (r.remove.length) chrome.storage.local.remove(r.remove);
+      return;
+    }
     scheduleReconnect();
   };
 }
 
 async function onMessage(m) {
   switch (m.type) {
-    case 'hello_ok':
+    case 'hello_ok': {
       attempt = 0;
+      const u = afterHelloOk(m);
+      if (Object.keys(u.set).length) chrome.storage.local.set(u.set).then(() => chrome.storage.local.remove(u.remove));
+      state.scopes = Array.isArray(m.scopes) ? m.scopes : null;
       state.connected = true; state.lastError = ''; state.connectedAt = Date.now();
       clearInterval(keepaliveTimer);
       keepaliveTimer = setInterval(() => send({ type: 'keepalive', ts: Date.now() }), Math.min(m.keepalive_ms || 20000, 20000));
@@ -147,6 +163,11 @@ async function onMessage(m) {
       outbox.flush().catch(() => {});
       reportAll();
       refreshAccounts();
+      return;
+    }
+    case 'error':
+      // A pairing refusal (ref_type hello) precedes the close 4401.
+      if (m.ref_type === 'hello') pairingError = { code: m.code || '', message: m.message || '' };
       return;
     case 'state_snapshot':
       state.snapshot = m; publish(); overlayAll(); return;
@@ -224,11 +245,16 @@ function refreshAccounts() {
       const u = new URL(s.daemon.replace(/^ws/, 'http'));
       u.pathname = '/v1/browser';
       u.search = '?client_id=' + encodeURIComponent(s.clientId);
-      const r = await fetch(u, { headers: { Authorization: 'Bearer ' + s.token } });
+      // GET /v1/browser needs no token; the bridge credential is never
+      // sent over HTTP (no route accepts it).
+      const r = await fetch(u);
       if (!r.ok) return;
       const env = await r.json();
       const accounts = {};
       for (const rec of (env.data && env.data.records) || []) {
+        // A live client with nothing captured has a record without a
+        // platform: it is no platform row (the popup's empty row).
+        if (!rec.platform) continue;
         (accounts[rec.platform] || (accounts[rec.platform] = [])).push({
           account: rec.account || '', status: rec.status || '', header_count: rec.header_count || 0,
           cookie_count: rec.cookie_count || 0, fingerprint: rec.credential_fingerprint || '',
@@ -567,7 +593,9 @@ async function overlayAll() {
 // New loop limits (options page or config) apply from the next decision;
 // the counts so far stay (chrome.storage.session).
 chrome.storage.onChanged.addListener((ch, area) => { if (area === 'local' && ch.loop) loopsReady = null; });
-chrome.storage.onChanged.addListener((ch, area) => { if (area === 'local' && (ch.token || ch.daemonURL || ch.origins)) { adaptersCache = null; attempt = 0; if (ws) { const s = ws; ws = null; s.onclose = null; s.close(); state.connected = false; outbox.dropped(); } connect(); } });
+// Reconnect when the user typed something new; not when the worker itself
+// swapped a used code for its credential or dropped a refused one.
+chrome.storage.onChanged.addListener((ch, area) => { if (area === 'local' && ((ch.token && ch.token.newValue) || (ch.pairingCode && ch.pairingCode.newValue) || ch.daemonURL || ch.origins)) { adaptersCache = null; attempt = 0; if (ws) { const s = ws; ws = null; s.onclose = null; s.close(); state.connected = false; outbox.dropped(); } connect(); } });
 chrome.alarms.create('svcd-watchdog', { periodInMinutes: 0.5 });
 chrome.alarms.onAlarm.addListener(() => { if (!ws) connect(); });
 chrome.runtime.onStartup.addListener(connect);

@@ -42,6 +42,11 @@ func handlers() map[string]handler {
 		CmdBrowserSweep:        applyBrowserSweep,
 		CmdRelaySave:           applyRelaySave,
 
+		CmdPairCode:   applyPairCode,
+		CmdPairRedeem: applyPairRedeem,
+		CmdPairRevoke: applyPairRevoke,
+		CmdPairScope:  applyPairScope,
+
 		CmdClusterMember: applyClusterMember,
 		CmdClusterForget: applyClusterForget,
 		CmdClusterLeader: applyClusterLeader,

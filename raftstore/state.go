@@ -12,6 +12,8 @@ type State struct {
 	Conversations ConversationsState `json:"conversations"`
 	Tasks         TasksState         `json:"tasks"`
 	Jobs          JobsState          `json:"jobs"`
+	// Pairing holds the hashes of pairing codes and bridge credentials.
+	Pairing PairingState `json:"pairing"`
 }
 
 func newState() *State {
@@ -32,4 +34,5 @@ func (s *State) normalize() {
 	s.Conversations.normalize()
 	s.Tasks.normalize()
 	s.Jobs.normalize()
+	s.Pairing.normalize()
 }

@@ -39,6 +39,8 @@ func (s *Server) startBrowser(ctx context.Context) error {
 	}
 	hub := bridge.New(bridge.Config{
 		PairingToken:      pairing,
+		CodesOnly:         !s.cfg.TokenPairing(),
+		TokenScopes:       s.tokenPairingScopes(),
 		AllowedOrigins:    s.cfg.BrowserOrigins(),
 		AllowedPeers:      peers,
 		KeepaliveInterval: ms(s.cfg.BrowserKeepaliveMs),

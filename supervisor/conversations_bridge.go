@@ -58,7 +58,7 @@ func (s *Server) onConversation(clientID string, m bridgeproto.Message) {
 				s.log.Warn("could not record a conversation link", "client_id", clientID, "error", err)
 				return
 			}
-			res, err := s.IngestFromBridge(ctx, msg, s.pairedWithSharedToken())
+			res, err := s.ingestFromClient(ctx, clientID, msg)
 			if err != nil {
 				s.log.Warn("live ingest failed", "client_id", clientID, "local_conversation_id", v.LocalConversationID, "error", err)
 				return
@@ -73,13 +73,6 @@ func (s *Server) onConversation(clientID string, m bridgeproto.Message) {
 			s.log.Info("live ingest", "client_id", clientID, "local_conversation_id", v.LocalConversationID, "status", res.Status, "task_id", res.TaskID)
 		}()
 	}
-}
-
-// pairedWithSharedToken: plugins paired with the shared token itself (the
-// default) may run host operations through ingest; a separate
-// browser_pairing_token does not grant them.
-func (s *Server) pairedWithSharedToken() bool {
-	return s.cfg.BrowserPairingToken == "" || s.cfg.BrowserPairingToken == s.token
 }
 
 // bridgeInjector types reports into the conversation through the plugin

@@ -77,6 +77,7 @@ func (s *Server) routeTable() []Route {
 		s.hostopsRoutes(),
 		s.workerRoutes(),
 		s.browserRoutes(),
+		s.pairingRoutes(),
 		s.clusterRoutes(),
 		s.renewalRoutes(),
 		s.taskRoutes(),

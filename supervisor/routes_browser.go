@@ -19,7 +19,7 @@ func (s *Server) browserRoutes() []Route {
 		return Route{Method: http.MethodGet, Path: path, Name: name, Area: "browser", Scope: ScopeControl, Kind: KindWrite, Raw: true, NoLimit: true,
 			Response: openapi.Raw{Status: http.StatusSwitchingProtocols, Description: "WebSocket upgrade; messages: docs/bridge-protocol.md"},
 			Errors:   openapi.Codes{http.StatusServiceUnavailable: {"standby"}},
-			Summary:  "Browser plugin WebSocket (loopback or allowed 100.64.0.0/10 peers, no proxies, allowed Origin only). First message: hello with the pairing token. Protocol: docs/bridge-protocol.md.",
+			Summary:  "Browser plugin WebSocket (loopback or allowed 100.64.0.0/10 peers, no proxies, allowed Origin only). First message: hello with the client's credential, a one-time pairing code (svcctl browser pair), or the shared token where browser_pairing = \"token\". Protocol: docs/bridge-protocol.md.",
 			Handle:   s.leaderOnly(s.browser.hub.ServeWS)}
 	}
 	compat := ws("/ws/browser-compat", "browser.ws_compat")

@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"context"
 	"net/http"
 	"unicode/utf8"
 
@@ -152,19 +151,6 @@ func checkText(text string, limit int) error {
 // in-process calls: never more than the caller has.
 func callerOf(r *http.Request) instructions.Caller {
 	return instructions.Caller{Authorization: r.Header.Get("Authorization"), Host: r.Host, RemoteAddr: r.RemoteAddr, RequestID: r.Header.Get(RequestIDHeader)}
-}
-
-// IngestFromBridge is the entry the bridge's conversation_message handler
-// calls. authenticated says the plugin connection paired with the shared
-// token; only then do host operations carry the bearer token.
-func (s *Server) IngestFromBridge(ctx context.Context, m instructions.Message, authenticated bool) (instructions.IngestResult, error) {
-	// The message's connection has just linked the conversation, so the
-	// report goes back to the plugin that holds it: it may be typed.
-	c := instructions.Caller{Host: s.cfg.Listen, RemoteAddr: "127.0.0.1:0", MayInject: true}
-	if authenticated && s.token != "" {
-		c.Authorization = "Bearer " + s.token
-	}
-	return s.instructionsSetup().svc.Ingest(ctx, m, c)
 }
 
 // instructionsDescribe is the protocol section of the describe documents.

@@ -8,10 +8,10 @@ import (
 	"github.com/svcd/svcd/supervisor/instructions"
 )
 
-// TestIngestFromBridgeCarriesOnlyThePairingsAuthority: a plugin connection
-// paired with the shared token gets past the token check (here the hostops
-// worker is not running, so 503), an unpaired one is refused with 401.
-func TestIngestFromBridgeCarriesOnlyThePairingsAuthority(t *testing.T) {
+// TestIngestFromClientCarriesOnlyTheClientsScope: a bridge client without
+// the host-ops scope (here one the hub does not know) has its conversation's
+// host operations refused with a scope error, not run; other blocks run.
+func TestIngestFromClientCarriesOnlyTheClientsScope(t *testing.T) {
 	s, _ := newTestServer(t)
 	msg := func(id string) instructions.Message {
 		return instructions.Message{
@@ -19,16 +19,13 @@ func TestIngestFromBridgeCarriesOnlyThePairingsAuthority(t *testing.T) {
 			MessageID: id, Text: "```instr\n@svc::exec::true\n```\n```instr\n@svc::status\n```",
 		}
 	}
-	for _, tc := range []struct {
-		auth   bool
-		status int
-	}{{false, 401}, {true, 503}} {
-		res, err := s.IngestFromBridge(context.Background(), msg(strings.Repeat("x", tc.status%7+1)), tc.auth)
+	for _, id := range []string{"m1", "m2"} {
+		res, err := s.ingestFromClient(context.Background(), "unknown-client", msg(id))
 		if err != nil || res.Status != instructions.IngestExecuted {
-			t.Fatalf("auth=%v: %+v %v", tc.auth, res, err)
+			t.Fatalf("%s: %+v %v", id, res, err)
 		}
-		if got := res.Results[0].HTTPStatus; got != tc.status || res.Results[0].OK {
-			t.Fatalf("auth=%v: exec answered %d, want %d: %+v", tc.auth, got, tc.status, res.Results[0])
+		if e := res.Results[0].Error; res.Results[0].OK || e == nil || e.Code != "scope" {
+			t.Fatalf("%s: exec not refused by scope: %+v", id, res.Results[0])
 		}
 		if !res.Results[1].OK {
 			t.Fatalf("status: %+v", res.Results[1])

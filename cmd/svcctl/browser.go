@@ -14,7 +14,7 @@ import (
 	"strings"
 )
 
-const browserUsage = "browser ls [filters] | request --platform P [--path /x|--prompt T] [--sse] … | action NAME [--platform P] [--client ID] [key=value…] | cancel --platform P --id ID"
+const browserUsage = "browser ls [filters] | request --platform P [--path /x|--prompt T] [--sse] … | action NAME [--platform P] [--client ID] [key=value…] | cancel --platform P --id ID | " + browserPairUsage
 
 func runBrowser(ctx context.Context, c *client, args []string) error {
 	if len(args) == 0 {
@@ -30,7 +30,10 @@ func runBrowser(ctx context.Context, c *client, args []string) error {
 	case "cancel":
 		return browserCancel(ctx, c, args[1:])
 	}
-	return usageError("browser: unknown subcommand " + args[0] + "; want ls, request, action or cancel")
+	if handled, err := runBrowserPairing(ctx, c, args[0], args[1:]); handled {
+		return err
+	}
+	return usageError("browser: unknown subcommand " + args[0] + "; want ls, request, action, cancel, pair, clients, revoke, grant or revoke-scope")
 }
 
 func newFlags(name string) *flag.FlagSet {

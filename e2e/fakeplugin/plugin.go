@@ -25,11 +25,16 @@ import (
 
 // Options configure one fake plugin.
 type Options struct {
-	URL      string      // ws://host:port/ws/browser
-	Token    string      // pairing token sent in hello
-	ClientID string      // default "fake-1"
-	Browser  string      // default "chrome"
-	Header   http.Header // extra handshake headers (Origin, X-Forwarded-For …)
+	URL   string // ws://host:port/ws/browser
+	Token string // pairing token sent in hello (browser_pairing = "token")
+	// Code is a one-time pairing code; Credential the bridge credential a
+	// code gave (HelloOK's credential). A hello carries exactly one of the
+	// three (docs/bridge-protocol.md "Pairing").
+	Code       string
+	Credential string
+	ClientID   string      // default "fake-1"
+	Browser    string      // default "chrome"
+	Header     http.Header // extra handshake headers (Origin, X-Forwarded-For …)
 	// Platforms maps a platform to the base URL its "page" talks to.
 	Platforms map[string]string
 	// OnAction answers management actions; nil answers accepted+completed
@@ -60,9 +65,10 @@ func (m Msg) Decode(v any) error { return json.Unmarshal(m.Raw, v) }
 
 // Plugin is a connected fake plugin.
 type Plugin struct {
-	opts Options
-	ws   *websocket.Conn
-	http *http.Client
+	helloOK bridgeproto.HelloOK
+	opts    Options
+	ws      *websocket.Conn
+	http    *http.Client
 
 	wmu sync.Mutex // gorilla allows one writer at a time
 
@@ -94,17 +100,37 @@ func Dial(ctx context.Context, o Options) (*Plugin, *http.Response, error) {
 	p.cond = sync.NewCond(&p.mu)
 	go p.readLoop()
 	if !o.SkipHello {
-		if err := p.Send(bridgeproto.Hello{Type: bridgeproto.TypeHello, Token: o.Token, ClientID: o.ClientID, Browser: o.Browser, ExtensionVersion: "0.0.1-test",
+		if err := p.Send(bridgeproto.Hello{Type: bridgeproto.TypeHello, Token: o.Token, Code: o.Code, Credential: o.Credential, ClientID: o.ClientID, Browser: o.Browser, ExtensionVersion: "0.0.1-test",
 			ShellRuntime: json.RawMessage(`{"tabs":1,"source":"fakeplugin"}`)}); err != nil {
 			ws.Close()
 			return nil, resp, err
 		}
-		if _, err := p.WaitFor(5*time.Second, bridgeproto.TypeHelloOK, nil); err != nil {
+		ok, err := p.WaitFor(5*time.Second, bridgeproto.TypeHelloOK, nil)
+		if err != nil {
 			ws.Close()
-			return nil, resp, fmt.Errorf("no hello_ok: %w (close: %v)", err, p.CloseErr())
+			refused := ""
+			if e, ok := p.lastOf(bridgeproto.TypeError); ok {
+				refused = string(e.Raw)
+			}
+			return nil, resp, fmt.Errorf("no hello_ok: %w (close: %v; error frame: %s)", err, p.CloseErr(), refused)
 		}
+		_ = json.Unmarshal(ok.Raw, &p.helloOK)
 	}
 	return p, resp, nil
+}
+
+// HelloOK is the daemon's hello_ok (its credential when a code was sent).
+func (p *Plugin) HelloOK() bridgeproto.HelloOK { return p.helloOK }
+
+// lastOf is the newest received message of type typ.
+func (p *Plugin) lastOf(typ string) (Msg, bool) {
+	msgs := p.Messages()
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Type == typ {
+			return msgs[i], true
+		}
+	}
+	return Msg{}, false
 }
 
 // ClientID is the plugin's clientId.

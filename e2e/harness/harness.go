@@ -187,6 +187,10 @@ func (d *Daemon) launch() error {
 	argv := append(append([]string{}, d.opts.Prefix...), append([]string{Binary(t)}, args...)...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "SVC_SHARED_TOKEN="+d.opts.Token)
+	// The tests written before pairing codes pair fake plugins with the
+	// shared token; the pairing tests set SVC_BROWSER_PAIRING=codes in Env,
+	// which comes later and wins.
+	cmd.Env = append(cmd.Env, "SVC_BROWSER_PAIRING=token")
 	cmd.Env = append(cmd.Env, d.opts.Env...)
 	cmd.Stdout = d.logs
 	cmd.Stderr = d.logs

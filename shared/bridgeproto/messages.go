@@ -9,11 +9,16 @@ import (
 // Message is any parsed inbound message.
 type Message interface{ MsgType() string }
 
-// Hello is the plugin's first message. Until it arrives with the right token
-// the daemon sends nothing and accepts nothing else.
+// Hello is the plugin's first message. Until it arrives with a valid
+// authenticator the daemon sends nothing and accepts nothing else. It
+// carries exactly one of Token (the shared pairing token, browser_pairing =
+// "token" only), Code (a one-time pairing code from svcctl browser pair) or
+// Credential (the per-client credential a code was exchanged for).
 type Hello struct {
 	Type             string          `json:"type"`
-	Token            string          `json:"token"`
+	Token            string          `json:"token,omitempty"`
+	Code             string          `json:"code,omitempty"`
+	Credential       string          `json:"credential,omitempty"`
 	ClientID         string          `json:"clientId"`
 	Browser          string          `json:"browser,omitempty"`
 	ExtensionVersion string          `json:"extension_version,omitempty"`
@@ -29,7 +34,27 @@ type HelloOK struct {
 	KeepaliveMs    int64  `json:"keepalive_ms"`
 	MaxMessageSize int64  `json:"max_message_bytes"`
 	ServerVersion  string `json:"server_version,omitempty"`
+	// Credential is sent once, in the hello_ok that answers a hello with a
+	// pairing code: the plugin stores it and sends it in every later hello.
+	Credential string `json:"credential,omitempty"`
+	// Scopes are what this client may do (bridge, host-ops); absent for a
+	// client paired with the shared token.
+	Scopes []string `json:"scopes,omitempty"`
 }
+
+// Pairing refusals: the error frame the daemon sends before closing a
+// connection with 4401 (docs/bridge-protocol.md "Pairing").
+const (
+	ErrPairingFailed      = "pairing_failed"         // no valid authenticator
+	ErrCodeInvalid        = "pairing_code_invalid"   // unknown or already used
+	ErrCodeExpired        = "pairing_code_expired"   // issued, but past its TTL
+	ErrCredentialInvalid  = "credential_invalid"     // unknown, revoked, or for another clientId
+	ErrTokenPairingOff    = "token_pairing_disabled" // browser_pairing = "codes"
+	ErrPairingRateLimited = "pairing_rate_limited"   // too many failed attempts from this address
+	ErrCredentialRevoked  = "credential_revoked"     // sent on a live connection before 4401
+	MaxPairingCodeLen     = 64
+	MaxCredentialLen      = 128
+)
 
 // ProtocolVersion is bumped on incompatible changes to these messages.
 const ProtocolVersion = 1

@@ -339,11 +339,26 @@ func checkHeaderMap(field string, m map[string]string) *ParseError {
 }
 
 func (m *Hello) validate() *ParseError {
-	if m.Token == "" {
-		return perr("missing_field", "token", "field \"token\" (pairing token) is required")
+	n := 0
+	for _, v := range []string{m.Token, m.Code, m.Credential} {
+		if v != "" {
+			n++
+		}
+	}
+	if n == 0 {
+		return perr("missing_field", "credential", "hello needs one of \"credential\", \"code\" (a pairing code) or \"token\"")
+	}
+	if n > 1 {
+		return perr("invalid_field", "credential", "hello carries only one of \"credential\", \"code\" and \"token\"")
 	}
 	if len(m.Token) > 1024 {
 		return perr("invalid_field", "token", "field \"token\" is too long")
+	}
+	if len(m.Code) > MaxPairingCodeLen || strings.ContainsFunc(m.Code, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return perr("invalid_field", "code", "field \"code\" must be at most %d printable bytes", MaxPairingCodeLen)
+	}
+	if len(m.Credential) > MaxCredentialLen || strings.ContainsFunc(m.Credential, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return perr("invalid_field", "credential", "field \"credential\" must be at most %d bytes with no spaces or control characters", MaxCredentialLen)
 	}
 	if e := checkID("clientId", m.ClientID, true); e != nil {
 		return e

@@ -14,6 +14,16 @@ type Config struct {
 	// PairingToken is what the plugin must send in hello (the shared token
 	// unless configured otherwise).
 	PairingToken string
+	// CodesOnly refuses a hello with the shared token (browser_pairing =
+	// "codes"): only pairing codes and the credentials they give open the
+	// bridge.
+	CodesOnly bool
+	// TokenScopes are the scopes of a connection paired with the token
+	// (host-ops only when the pairing token is the shared token itself).
+	TokenScopes []string
+	// PairingFailures is how many failed hellos one remote address may make
+	// per minute before every further one is refused unread.
+	PairingFailures int
 	// AllowedOrigins are full origins, e.g. chrome-extension://<id>. A
 	// request without Origin (a non-browser client) is always allowed.
 	AllowedOrigins []string
@@ -78,6 +88,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxUnpaired <= 0 {
 		c.MaxUnpaired = DefaultMaxUnpaired
+	}
+	if c.PairingFailures <= 0 {
+		c.PairingFailures = DefaultPairingFailures
 	}
 	if c.MaxBadMessages <= 0 {
 		c.MaxBadMessages = DefaultMaxBad

@@ -17,7 +17,7 @@ import (
 
 // Close codes the bridge uses beyond the RFC 6455 ones.
 const (
-	CloseUnauthorized = 4401 // first message was not a hello with the right token
+	CloseUnauthorized = 4401 // pairing refused, or the client's credential was revoked
 	CloseReplaced     = 4409 // a newer connection took the clientId
 	CloseReadTimeout  = 4408 // no frame (data or pong) within the read deadline
 )
@@ -35,6 +35,7 @@ type Conn struct {
 
 	clientID    string
 	browser     string
+	auth        string // how the hello authenticated: token or credential
 	connectedAt time.Time
 	lastSeen    atomic.Int64 // unix nanos of the last inbound frame
 
@@ -99,25 +100,40 @@ func (c *Conn) pair() bool {
 		c.hub.log.Warn("browser client refused at pairing", "remote", c.remote, "reason", text)
 		return false
 	}
+	// refuseWith says why in an error frame first (the popup shows it),
+	// then closes with 4401. The reason never quotes what the plugin sent.
+	refuseWith := func(r *refusal) bool {
+		b, _ := json.Marshal(bridgeproto.Error{Type: bridgeproto.TypeError, Code: r.code, Message: r.message, RefType: bridgeproto.TypeHello})
+		_ = c.ws.SetWriteDeadline(time.Now().Add(time.Second))
+		_ = c.ws.WriteMessage(websocket.TextMessage, b)
+		return refuse(CloseUnauthorized, r.code)
+	}
 	typ, data, err := c.ws.ReadMessage()
 	if err != nil {
 		c.hub.log.Debug("browser client left before pairing", "remote", c.remote, "error", err)
 		return false
 	}
 	if typ != websocket.TextMessage {
+		c.hub.pairing.refused("", remoteIP(c.remote), &refusal{"invalid_hello", "first message must be a hello text frame"}, time.Now())
 		return refuse(CloseUnauthorized, "first message must be a hello text frame")
 	}
 	m, err := bridgeproto.Parse(data)
 	if err != nil {
+		c.hub.pairing.refused("", remoteIP(c.remote), &refusal{"invalid_hello", "first message must be a valid hello"}, time.Now())
 		return refuse(CloseUnauthorized, "first message must be a valid hello")
 	}
 	hello, ok := m.(*bridgeproto.Hello)
 	if !ok {
+		c.hub.pairing.refused("", remoteIP(c.remote), &refusal{"invalid_hello", "first message must be hello"}, time.Now())
 		return refuse(CloseUnauthorized, "first message must be hello")
 	}
-	if !tokenEqual(hello.Token, c.hub.cfg.PairingToken) {
-		return refuse(CloseUnauthorized, "wrong pairing token")
+	actx, acancel := context.WithTimeout(c.hub.ctx, 5*time.Second)
+	auth, ref := c.hub.authenticate(actx, c.remote, hello)
+	acancel()
+	if ref != nil {
+		return refuseWith(ref)
 	}
+	c.auth = auth.kind
 	c.clientID, c.browser = hello.ClientID, hello.Browser
 	const full = "too many browser clients connected; try again later"
 	if !c.hub.roomFor(c.clientID) {
@@ -149,9 +165,10 @@ func (c *Conn) pair() bool {
 	c.send(bridgeproto.HelloOK{
 		Type: bridgeproto.TypeHelloOK, ClientID: c.clientID, ProtocolVer: bridgeproto.ProtocolVersion,
 		KeepaliveMs: c.hub.cfg.KeepaliveInterval.Milliseconds(), MaxMessageSize: c.hub.cfg.MaxMessageBytes,
+		Credential: auth.credential, Scopes: auth.scopes,
 	})
 	c.send(c.hub.snapshot())
-	c.hub.log.Info("browser client paired", "client_id", c.clientID, "browser", c.browser, "remote", c.remote)
+	c.hub.log.Info("browser client paired", "client_id", c.clientID, "browser", c.browser, "remote", c.remote, "auth", c.auth, "new_credential", auth.credential != "")
 	return true
 }
 

@@ -59,6 +59,8 @@ type Hub struct {
 	pressureLogged bool
 
 	activity *activity
+	// pairing rate-limits failed hellos and counts refusals (pairing.go).
+	pairing *pairingGuard
 	// creds keeps Pick's credentialed-record index per state version.
 	creds credCache
 
@@ -84,6 +86,7 @@ func New(cfg Config, host Host, log hclog.Logger) *Hub {
 		pending:  map[string]*Pending{},
 		finished: newFinishedIDs(finishedMemory),
 		activity: newActivity(),
+		pairing:  newPairingGuard(cfg.PairingFailures),
 		ctx:      ctx,
 		cancel:   cancel,
 	}

@@ -49,6 +49,7 @@ type ReadModel struct {
 	AutomationConversations []bridgeproto.AutomationConversation `json:"automation_conversations"`
 	Policy                  Policy                               `json:"policy"`
 	Summary                 Summary                              `json:"summary"`
+	Pairing                 PairingView                          `json:"pairing"`
 	GeneratedAt             time.Time                            `json:"generated_at"`
 }
 
@@ -118,6 +119,12 @@ type ClientView struct {
 	LastSeenAt         *time.Time                    `json:"last_seen_at,omitempty"`
 	ShellRuntime       json.RawMessage               `json:"shell_runtime"`
 	LastActionResult   *raftstore.StoredActionResult `json:"last_action_result"`
+	// Paired: the client holds a bridge credential (code pairing); Auth is
+	// how its live connection authenticated (token or credential); Scopes
+	// what its conversations' instruction blocks may do (pairing.go).
+	Paired bool     `json:"paired"`
+	Auth   string   `json:"auth,omitempty"`
+	Scopes []string `json:"scopes"`
 }
 
 // Policy is the risk-control defaults and the per-target diagnostics.
@@ -277,6 +284,7 @@ func (h *Hub) ReadModel(f Filter, relay RelayInfo) ReadModel {
 			if seen, ok := liveSeen[id]; ok {
 				cv.LastSeenAt = tp(seen)
 			}
+			h.pairingOf(&cv, s)
 			if f.ClientID == "" || f.ClientID == id {
 				if f.Browser == "" || f.Browser == cl.Browser {
 					m.Clients = append(m.Clients, cv)
@@ -313,6 +321,7 @@ func (h *Hub) ReadModel(f Filter, relay RelayInfo) ReadModel {
 	m.Summary.Records = m.Summary.Fresh + m.Summary.Stale + m.Summary.Lost
 	sort.Slice(m.Records, func(i, j int) bool { return m.Records[i].Key < m.Records[j].Key })
 	sort.Slice(m.Clients, func(i, j int) bool { return m.Clients[i].ClientID < m.Clients[j].ClientID })
+	m.Pairing = h.pairingView()
 	return m
 }
 

@@ -47,6 +47,9 @@ func (c Config) validateBrowser() []error {
 	if _, err := c.BrowserPeerNets(); err != nil {
 		errs = append(errs, err)
 	}
+	if p := c.BrowserPairing; p != "" && p != PairingCodes && p != PairingToken {
+		errs = append(errs, fmt.Errorf("browser_pairing %q: want %q (one-time codes, the default) or %q (the shared token in hello)", p, PairingCodes, PairingToken))
+	}
 	for _, id := range c.BrowserExtensionIDs {
 		if id == "" || strings.ContainsAny(id, ":/ ") {
 			errs = append(errs, fmt.Errorf("browser_extension_ids %q: want the bare extension id", id))
@@ -82,6 +85,7 @@ func browserEnvVars() []envVar {
 		return func(c *Config, v string) error { *dst(c) = splitList(v); return nil }
 	}
 	return []envVar{
+		{"SVC_BROWSER_PAIRING", func(c *Config, v string) error { c.BrowserPairing = v; return nil }},
 		{"SVC_BROWSER_PAIRING_TOKEN", func(c *Config, v string) error { c.BrowserPairingToken = v; return nil }},
 		{"SVC_BROWSER_EXTENSION_IDS", list(func(c *Config) *[]string { return &c.BrowserExtensionIDs })},
 		{"SVC_BROWSER_ALLOWED_ORIGINS", list(func(c *Config) *[]string { return &c.BrowserAllowedOrigins })},
@@ -110,3 +114,12 @@ func browserEnvVars() []envVar {
 // BundledExtensionID is the id Chromium derives from the public key pinned
 // in extension/manifest.json; the daemon allows its origin by default.
 const BundledExtensionID = "bikejchgdphpcbimhpcoegbjcbplcdpl"
+
+// browser_pairing values (issue 25 §1).
+const (
+	PairingCodes = "codes" // hello needs a pairing code or the credential one gave
+	PairingToken = "token" // the shared (or browser_pairing_token) token in hello works too
+)
+
+// TokenPairing reports whether a hello with the shared token is accepted.
+func (c Config) TokenPairing() bool { return c.BrowserPairing == PairingToken }

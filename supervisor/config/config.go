@@ -94,6 +94,7 @@ type Config struct {
 	// Browser bridge and relay (see browser.go and docs/bridge-protocol.md).
 	// Zero durations and counts mean the built-in defaults.
 	BrowserPairingToken     string   `hcl:"browser_pairing_token,optional"` // empty: the shared token
+	BrowserPairing          string   `hcl:"browser_pairing,optional"`       // "codes" (default, also when empty) or "token"
 	BrowserExtensionIDs     []string `hcl:"browser_extension_ids,optional"` // allowed chrome-extension://<id> origins
 	BrowserAllowedOrigins   []string `hcl:"browser_allowed_origins,optional"`
 	BrowserAllowedPeers     []string `hcl:"browser_allowed_peers,optional"` // IPs or CIDRs inside 100.64.0.0/10

@@ -35,6 +35,37 @@ type Caller struct {
 	// an HTTP caller with the shared token. Any other local process could
 	// otherwise put words of its choosing into a user's chat.
 	MayInject bool
+	// ClientID is the bridge client whose conversation sent the batch
+	// ("" for HTTP); with Ingest's conversation and message id it is
+	// recorded on every host operation the batch runs or is refused.
+	ClientID            string
+	LocalConversationID string
+	MessageID           string
+	// HostOpsDenied, when set, fails every host operation with code
+	// "scope" and this message instead of running it (a code-paired client
+	// without the host-ops scope, issue 25).
+	HostOpsDenied string
+}
+
+// Origin says where a host operation came from (task log, results).
+type Origin struct {
+	ClientID            string `json:"client_id,omitempty"`
+	LocalConversationID string `json:"local_conversation_id,omitempty"`
+	MessageID           string `json:"message_id,omitempty"`
+}
+
+// String is the task log's form of o.
+func (o *Origin) String() string {
+	return fmt.Sprintf("client=%s conversation=%s message=%s", firstNonEmpty(o.ClientID, "-"), firstNonEmpty(o.LocalConversationID, "-"), firstNonEmpty(o.MessageID, "-"))
+}
+
+// IsHostOp reports whether path is a host operation (exec, file read/write).
+func IsHostOp(path string) bool {
+	switch path {
+	case "/v1/exec", "/v1/files/read", "/v1/files/write":
+		return true
+	}
+	return false
 }
 
 // Options tune the executor; zero values mean the defaults.
@@ -76,6 +107,7 @@ type Outcome struct {
 	Error      *ErrorInfo      `json:"error,omitempty"`
 	Data       json.RawMessage `json:"data,omitempty"`
 	DurationMs int64           `json:"duration_ms"`
+	Origin     *Origin         `json:"origin,omitempty"` // host operations only
 }
 
 // ErrorInfo says why an instruction failed.
@@ -167,6 +199,13 @@ func (e *Executor) runOne(ctx context.Context, o *Outcome, b instr.Block, caller
 		}
 		o.Status, o.OK, o.Output = StatusSucceeded, true, msg
 		return
+	}
+	if IsHostOp(res.Call.Path) {
+		o.Origin = &Origin{ClientID: caller.ClientID, LocalConversationID: caller.LocalConversationID, MessageID: caller.MessageID}
+		if caller.HostOpsDenied != "" {
+			o.fail(StatusFailed, "scope", caller.HostOpsDenied)
+			return
+		}
 	}
 	e.call(ctx, o, *res.Call, caller)
 }

@@ -160,6 +160,7 @@ func (s *Service) Ingest(ctx context.Context, m Message, caller Caller) (IngestR
 	started := time.Now()
 	taskID, runID := s.start(ctx, "ingest "+m.LocalConversationID+" "+m.MessageID)
 	plan := Plan{Paused: res.SystemPaused, Control: s.controlFor(m.ConvRef)}
+	caller.LocalConversationID, caller.MessageID = m.LocalConversationID, m.MessageID
 	b := s.d.Executor.Run(ctx, parsed, caller, plan)
 	res.Status, res.TaskID, res.RunID, res.Batch = IngestExecuted, taskID, runID, &b
 	res.TaskStatus = s.finish(ctx, taskID, runID, b)
@@ -268,6 +269,9 @@ func (s *Service) finish(ctx context.Context, taskID, runID string, b Batch) str
 		line := fmt.Sprintf("%s %s", o.Label, o.Status)
 		if o.Error != nil {
 			line += ": " + o.Error.Code
+		}
+		if o.Origin != nil {
+			line += " (" + o.Origin.String() + ")"
 		}
 		s.d.Tasks.Log(ctx, taskID, runID, line)
 		switch {

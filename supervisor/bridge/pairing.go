@@ -1,0 +1,376 @@
+package bridge
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/bridgeproto"
+)
+
+// Pairing by one-time code (issue 25 §1). A code is issued through the
+// token-guarded route, stored only as its SHA-256 in raft, and exchanged
+// once at hello for a per-client credential (also stored only hashed). The
+// credential opens the bridge as that clientId and nothing else: no HTTP
+// route looks at it.
+
+// codeAlphabet has 32 symbols without 0/O and 1/I, so a code read aloud or
+// retyped survives; 8 symbols are 40 bits, plenty for a 10-minute,
+// single-use, rate-limited secret.
+const codeAlphabet = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
+
+// credentialPrefix marks a bridge credential, so one pasted where a token
+// belongs is recognisable (and refused) at a glance.
+const credentialPrefix = "svcb_"
+
+// Defaults of pairing.
+const (
+	DefaultCodeTTL         = 10 * time.Minute
+	MaxCodeTTL             = 24 * time.Hour
+	DefaultPairingFailures = 10          // failed hellos per remote address and window
+	pairingFailWindow      = time.Minute // the window those are counted in
+)
+
+// NewPairingCode returns a fresh code formatted XXXX-XXXX.
+func NewPairingCode() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	out := make([]byte, 0, 9)
+	for i, v := range b {
+		if i == 4 {
+			out = append(out, '-')
+		}
+		out = append(out, codeAlphabet[int(v)%len(codeAlphabet)])
+	}
+	return string(out)
+}
+
+// codeHash normalises a typed code (case, dashes, spaces) and hashes it.
+func codeHash(code string) string {
+	code = strings.ToUpper(strings.Map(func(r rune) rune {
+		if r == '-' || r == ' ' || r == '\t' {
+			return -1
+		}
+		return r
+	}, code))
+	return hashHex(code)
+}
+
+func hashHex(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+func newCredential() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return credentialPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// IssuedCode is what IssueCode answers; Code is shown once and never stored.
+type IssuedCode struct {
+	Code      string    `json:"code"`
+	Scopes    []string  `json:"scopes"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// IssueCode stores a new code's hash with scopes and ttl (0: the default).
+func (h *Hub) IssueCode(ctx context.Context, scopes []string, ttl time.Duration, by string) (IssuedCode, error) {
+	if ttl <= 0 {
+		ttl = DefaultCodeTTL
+	}
+	if ttl > MaxCodeTTL {
+		return IssuedCode{}, api.Unprocessable("invalid_ttl", "ttl is at most %s", MaxCodeTTL)
+	}
+	for _, s := range scopes {
+		if !raftstore.ValidScope(s) {
+			return IssuedCode{}, api.Unprocessable("invalid_scope", "unknown scope %q; scopes are %s and %s", s, raftstore.ScopeBridge, raftstore.ScopeHostOps)
+		}
+	}
+	code := NewPairingCode()
+	v, err := h.host.Apply(ctx, raftstore.CmdPairCode, raftstore.PairCodeIssue{Hash: codeHash(code), Scopes: scopes, ExpiresAt: time.Now().Add(ttl).UTC(), IssuedBy: by})
+	if err != nil {
+		return IssuedCode{}, err
+	}
+	pc, _ := v.(raftstore.PairCode)
+	return IssuedCode{Code: code, Scopes: pc.Scopes, ExpiresAt: pc.ExpiresAt}, nil
+}
+
+// authResult is how a hello authenticated.
+type authResult struct {
+	kind       string   // "token" or "credential"
+	scopes     []string // for "credential"
+	credential string   // new credential, only when a code was redeemed
+}
+
+// refusal is a pairing refusal: its code goes in the error frame.
+type refusal struct{ code, message string }
+
+func (r *refusal) Error() string { return r.message }
+
+// authenticate checks hello's one authenticator. Failed attempts count per
+// remote address; past the limit every attempt from it is refused unread.
+func (h *Hub) authenticate(ctx context.Context, remote string, hello *bridgeproto.Hello) (authResult, *refusal) {
+	ip := remoteIP(remote)
+	if !h.pairing.allowed(ip, time.Now()) {
+		ref := &refusal{bridgeproto.ErrPairingRateLimited, "too many failed pairing attempts from this address; wait a minute"}
+		h.pairing.refused(hello.ClientID, ip, ref, time.Now())
+		return authResult{}, ref
+	}
+	res, ref := h.checkHello(ctx, hello)
+	if ref != nil {
+		h.pairing.fail(ip, hello.ClientID, ref, time.Now())
+	}
+	return res, ref
+}
+
+func (h *Hub) checkHello(ctx context.Context, hello *bridgeproto.Hello) (authResult, *refusal) {
+	switch {
+	case hello.Credential != "":
+		var cl *raftstore.PairedClient
+		h.host.Read(func(s *raftstore.State) {
+			if p := s.Pairing.Clients[hello.ClientID]; p != nil {
+				cp := *p
+				cl = &cp
+			}
+		})
+		want := ""
+		if cl != nil {
+			want = cl.CredHash
+		}
+		// Compare even for an unknown client, so timing does not say which
+		// clientIds are paired.
+		if subtle.ConstantTimeCompare([]byte(hashHex(hello.Credential)), []byte(want)) != 1 || cl == nil {
+			return authResult{}, &refusal{bridgeproto.ErrCredentialInvalid, "credential unknown or revoked for this clientId; pair again with a new code (svcctl browser pair)"}
+		}
+		return authResult{kind: "credential", scopes: cl.Scopes}, nil
+	case hello.Code != "":
+		hash, known := codeHash(hello.Code), false
+		h.host.Read(func(s *raftstore.State) { known = s.Pairing.HasCode(hash) })
+		if !known {
+			// Guessed codes cost no raft write; a known one is redeemed
+			// (and its expiry judged) by the FSM, once, on every replica.
+			return authResult{}, &refusal{bridgeproto.ErrCodeInvalid, "pairing code unknown or already used; issue a new one (svcctl browser pair)"}
+		}
+		cred := newCredential()
+		v, err := h.host.Apply(ctx, raftstore.CmdPairRedeem, raftstore.PairRedeem{CodeHash: hash, ClientID: hello.ClientID, CredHash: hashHex(cred)})
+		if err != nil {
+			switch {
+			case strings.Contains(err.Error(), raftstore.ErrCodeExpired.Error()):
+				return authResult{}, &refusal{bridgeproto.ErrCodeExpired, "pairing code expired; issue a new one (svcctl browser pair)"}
+			case strings.Contains(err.Error(), raftstore.ErrCodeUnknown.Error()):
+				return authResult{}, &refusal{bridgeproto.ErrCodeInvalid, "pairing code unknown or already used; issue a new one (svcctl browser pair)"}
+			}
+			return authResult{}, &refusal{bridgeproto.ErrPairingFailed, "the daemon could not record the pairing right now; try again"}
+		}
+		cl, _ := v.(raftstore.PairedClient)
+		return authResult{kind: "credential", scopes: cl.Scopes, credential: cred}, nil
+	default:
+		if h.cfg.CodesOnly {
+			return authResult{}, &refusal{bridgeproto.ErrTokenPairingOff, "pairing with the shared token is off (browser_pairing = \"codes\"); pair with a code from svcctl browser pair"}
+		}
+		if !tokenEqual(hello.Token, h.cfg.PairingToken) {
+			return authResult{}, &refusal{bridgeproto.ErrPairingFailed, "wrong pairing token"}
+		}
+		return authResult{kind: "token", scopes: h.cfg.TokenScopes}, nil
+	}
+}
+
+func remoteIP(remote string) string {
+	if host, _, err := net.SplitHostPort(remote); err == nil {
+		return host
+	}
+	return remote
+}
+
+// pairingGuard rate-limits failed hellos per address and keeps what the
+// read model shows of refused attempts. It is memory only: an attacker's
+// flood must not become raft writes.
+type pairingGuard struct {
+	limit int
+	mu    sync.Mutex
+	fails map[string][]time.Time // per remote IP, within the window
+	stats RefusedPairings
+}
+
+// RefusedPairings is the visible count and last reason of refused hellos.
+type RefusedPairings struct {
+	Count        int64     `json:"count"`
+	LastReason   string    `json:"last_reason,omitempty"`
+	LastCode     string    `json:"last_code,omitempty"`
+	LastClientID string    `json:"last_client_id,omitempty"`
+	LastRemote   string    `json:"last_remote,omitempty"`
+	LastAt       time.Time `json:"last_at,omitzero"`
+}
+
+func newPairingGuard(limit int) *pairingGuard {
+	return &pairingGuard{limit: limit, fails: map[string][]time.Time{}}
+}
+
+func (g *pairingGuard) recent(ip string, now time.Time) []time.Time {
+	kept := g.fails[ip][:0]
+	for _, t := range g.fails[ip] {
+		if now.Sub(t) < pairingFailWindow {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) == 0 {
+		delete(g.fails, ip)
+		return nil
+	}
+	g.fails[ip] = kept
+	return kept
+}
+
+func (g *pairingGuard) allowed(ip string, now time.Time) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.recent(ip, now)) < g.limit
+}
+
+func (g *pairingGuard) fail(ip, clientID string, r *refusal, now time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.fails) > 4096 {
+		g.fails = map[string][]time.Time{} // bounded memory under a spray of addresses
+	}
+	g.fails[ip] = append(g.recent(ip, now), now)
+	g.noteLocked(clientID, ip, r, now)
+}
+
+// refused counts a refusal that is no failed authentication (an invalid
+// first message, a rate-limited attempt).
+func (g *pairingGuard) refused(clientID, ip string, r *refusal, now time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.noteLocked(clientID, ip, r, now)
+}
+
+func (g *pairingGuard) noteLocked(clientID, ip string, r *refusal, now time.Time) {
+	g.stats.Count++
+	g.stats.LastReason, g.stats.LastCode, g.stats.LastClientID, g.stats.LastRemote, g.stats.LastAt = r.message, r.code, clientID, ip, now.UTC()
+}
+
+// RefusedPairings is the count and last reason of refused hellos since start.
+func (h *Hub) RefusedPairings() RefusedPairings {
+	h.pairing.mu.Lock()
+	defer h.pairing.mu.Unlock()
+	return h.pairing.stats
+}
+
+// ClientAuth is how a live client authenticated: "token", "credential", or
+// "" when it is not connected.
+func (h *Hub) ClientAuth(clientID string) string {
+	if c := h.conn(clientID); c != nil {
+		return c.auth
+	}
+	return ""
+}
+
+// Revoke removes clientID's credential and closes its live connection at
+// once with 4401 (after an error frame saying why).
+func (h *Hub) Revoke(ctx context.Context, clientID string) error {
+	if _, err := h.host.Apply(ctx, raftstore.CmdPairRevoke, raftstore.PairRevoke{ClientID: clientID}); err != nil {
+		if strings.Contains(err.Error(), "is not paired") {
+			return api.NotFound("client_not_paired", "browser client %q holds no pairing credential", clientID)
+		}
+		return err
+	}
+	if c := h.conn(clientID); c != nil && c.auth == "credential" {
+		c.sendError(bridgeproto.ErrCredentialRevoked, "this client's credential was revoked; pair again with a new code", bridgeproto.TypeHello, "")
+		c.close(CloseUnauthorized, "credential revoked")
+	}
+	h.log.Info("browser client credential revoked", "client_id", clientID)
+	return nil
+}
+
+// SetScope grants (grant) or takes back scope for a paired client.
+func (h *Hub) SetScope(ctx context.Context, clientID, scope string, grant bool) (raftstore.PairedClient, error) {
+	if scope != raftstore.ScopeHostOps {
+		return raftstore.PairedClient{}, api.Unprocessable("invalid_scope", "only scope %q can be granted or taken back; %q is every paired client's", raftstore.ScopeHostOps, raftstore.ScopeBridge)
+	}
+	v, err := h.host.Apply(ctx, raftstore.CmdPairScope, raftstore.PairScope{ClientID: clientID, Scope: scope, Grant: grant})
+	if err != nil {
+		if strings.Contains(err.Error(), "is not paired") {
+			return raftstore.PairedClient{}, api.NotFound("client_not_paired", "browser client %q is not paired with a code; scopes belong to code-paired clients", clientID)
+		}
+		return raftstore.PairedClient{}, err
+	}
+	cl, _ := v.(raftstore.PairedClient)
+	h.log.Info("browser client scope changed", "client_id", clientID, "scope", scope, "grant", grant)
+	return cl, nil
+}
+
+func (r *refusal) String() string { return fmt.Sprintf("%s: %s", r.code, r.message) }
+
+// PairingView is the pairing part of the read model: the mode, how many
+// codes wait to be redeemed, and the refused attempts (an installed but
+// unpaired extension shows here).
+type PairingView struct {
+	Mode         string          `json:"mode"` // codes or token
+	PendingCodes int             `json:"pending_codes"`
+	Refused      RefusedPairings `json:"refused"`
+}
+
+func (h *Hub) pairingView() PairingView {
+	v := PairingView{Mode: "token", Refused: h.RefusedPairings()}
+	if h.cfg.CodesOnly {
+		v.Mode = "codes"
+	}
+	now := time.Now()
+	h.host.Read(func(s *raftstore.State) {
+		for _, pc := range s.Pairing.Codes {
+			if now.Before(pc.ExpiresAt) {
+				v.PendingCodes++
+			}
+		}
+	})
+	return v
+}
+
+// pairingOf fills a client view's pairing fields; call inside Read.
+func (h *Hub) pairingOf(cv *ClientView, s *raftstore.State) {
+	cv.Auth = h.ClientAuth(cv.ClientID)
+	cv.Scopes = []string{}
+	if p := s.Pairing.Clients[cv.ClientID]; p != nil {
+		cv.Paired = true
+		cv.Scopes = append(cv.Scopes, p.Scopes...)
+	}
+	if cv.Auth == "token" {
+		cv.Scopes = append([]string{}, h.cfg.TokenScopes...)
+	}
+}
+
+// HasScope reports whether clientID's live connection may act with scope:
+// a token-paired connection has TokenScopes, a credential-paired one the
+// scopes stored with its credential now (a grant or revoke-scope takes
+// effect at the next batch, without reconnecting).
+func (h *Hub) HasScope(clientID, scope string) bool {
+	switch h.ClientAuth(clientID) {
+	case "token":
+		for _, s := range h.cfg.TokenScopes {
+			if s == scope {
+				return true
+			}
+		}
+	case "credential":
+		ok := false
+		h.host.Read(func(s *raftstore.State) {
+			if p := s.Pairing.Clients[clientID]; p != nil {
+				ok = p.HasScope(scope)
+			}
+		})
+		return ok
+	}
+	return false
+}
