@@ -25,6 +25,7 @@ import (
 	"github.com/svcd/svcd/supervisor/renewal"
 	"github.com/svcd/svcd/supervisor/statewrite"
 	"github.com/svcd/svcd/supervisor/tasks"
+	"github.com/svcd/svcd/supervisor/telemetry"
 	"github.com/svcd/svcd/supervisor/workermgr"
 )
 
@@ -40,10 +41,12 @@ type Server struct {
 	router    *mux.Router
 	handler   http.Handler
 	metrics   *metrics
-	workers   *workermgr.Manager // worker processes (hostops …) over go-plugin
-	browser   *browserSide       // browser bridge hub and relay engine
-	execSlots chan struct{}      // one per exec running; full means 429 exec_busy
-	started   time.Time
+	// hostopsMetrics counts exec and file calls (nil until newMetrics).
+	hostopsMetrics *telemetry.HostOps
+	workers        *workermgr.Manager // worker processes (hostops …) over go-plugin
+	browser        *browserSide       // browser bridge hub and relay engine
+	execSlots      chan struct{}      // one per exec running; full means 429 exec_busy
+	started        time.Time
 	// closers stop the parts New started (workers, bridge hub …), in reverse
 	// order, before raft shuts down.
 	closers   []func() error

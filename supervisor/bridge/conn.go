@@ -63,8 +63,9 @@ func (c *Conn) run() {
 	ws := c.ws
 	ws.SetReadLimit(c.hub.cfg.MaxMessageBytes)
 	_ = ws.SetReadDeadline(time.Now().Add(c.hub.cfg.AuthTimeout))
-	paired := c.pair()
+	outcome, paired := c.pair()
 	c.hub.releaseUnpaired()
+	c.hub.m.pairings.WithLabelValues(outcome).Inc()
 	if !paired {
 		_ = ws.Close()
 		return
@@ -78,6 +79,7 @@ func (c *Conn) run() {
 	c.close(websocket.CloseNormalClosure, "")
 	<-writerDone
 	_ = ws.Close()
+	c.hub.m.closed(c.closeCode)
 
 	if c.hub.unregister(c) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -91,36 +93,37 @@ func (c *Conn) run() {
 
 // pair reads the first message, which must be a hello with the pairing
 // token. Before it, the plugin receives nothing but a close frame.
-func (c *Conn) pair() bool {
-	refuse := func(code int, text string) bool {
+// It also says which pairing outcome to count (metrics.go).
+func (c *Conn) pair() (string, bool) {
+	refuse := func(outcome string, code int, text string) (string, bool) {
 		deadline := time.Now().Add(time.Second)
 		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text), deadline)
 		c.hub.log.Warn("browser client refused at pairing", "remote", c.remote, "reason", text)
-		return false
+		return outcome, false
 	}
 	typ, data, err := c.ws.ReadMessage()
 	if err != nil {
 		c.hub.log.Debug("browser client left before pairing", "remote", c.remote, "error", err)
-		return false
+		return "left", false
 	}
 	if typ != websocket.TextMessage {
-		return refuse(CloseUnauthorized, "first message must be a hello text frame")
+		return refuse("bad_hello", CloseUnauthorized, "first message must be a hello text frame")
 	}
 	m, err := bridgeproto.Parse(data)
 	if err != nil {
-		return refuse(CloseUnauthorized, "first message must be a valid hello")
+		return refuse("bad_hello", CloseUnauthorized, "first message must be a valid hello")
 	}
 	hello, ok := m.(*bridgeproto.Hello)
 	if !ok {
-		return refuse(CloseUnauthorized, "first message must be hello")
+		return refuse("bad_hello", CloseUnauthorized, "first message must be hello")
 	}
 	if !tokenEqual(hello.Token, c.hub.cfg.PairingToken) {
-		return refuse(CloseUnauthorized, "wrong pairing token")
+		return refuse("wrong_token", CloseUnauthorized, "wrong pairing token")
 	}
 	c.clientID, c.browser = hello.ClientID, hello.Browser
 	const full = "too many browser clients connected; try again later"
 	if !c.hub.roomFor(c.clientID) {
-		return refuse(websocket.CloseTryAgainLater, full)
+		return refuse("full", websocket.CloseTryAgainLater, full)
 	}
 	c.connectedAt = time.Now().UTC()
 	c.lastSeen.Store(c.connectedAt.UnixNano())
@@ -135,7 +138,7 @@ func (c *Conn) pair() bool {
 	if _, err := c.hub.host.Apply(ctx, raftstore.CmdBrowserClient, raftstore.BrowserClientEvent{
 		ClientID: hello.ClientID, Browser: hello.Browser, ExtensionVersion: hello.ExtensionVersion, Event: "connect", ShellRuntime: hello.ShellRuntime,
 	}); err != nil {
-		return refuse(websocket.CloseTryAgainLater, "daemon cannot record the client right now")
+		return refuse("record_failed", websocket.CloseTryAgainLater, "daemon cannot record the client right now")
 	}
 	if !c.hub.register(c) {
 		// Another client took the last slot since roomFor: undo the
@@ -143,7 +146,7 @@ func (c *Conn) pair() bool {
 		dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer dcancel()
 		_, _ = c.hub.host.Apply(dctx, raftstore.CmdBrowserClient, raftstore.BrowserClientEvent{ClientID: c.clientID, Event: "disconnect"})
-		return refuse(websocket.CloseTryAgainLater, full)
+		return refuse("full", websocket.CloseTryAgainLater, full)
 	}
 	c.send(bridgeproto.HelloOK{
 		Type: bridgeproto.TypeHelloOK, ClientID: c.clientID, ProtocolVer: bridgeproto.ProtocolVersion,
@@ -151,7 +154,7 @@ func (c *Conn) pair() bool {
 	})
 	c.send(c.hub.snapshot())
 	c.hub.log.Info("browser client paired", "client_id", c.clientID, "browser", c.browser, "remote", c.remote)
-	return true
+	return "paired", true
 }
 
 func (c *Conn) readLoop() {
@@ -191,6 +194,7 @@ func (c *Conn) readLoop() {
 		if c.bad > 0 {
 			c.bad--
 		}
+		c.hub.m.frame("in", m.MsgType(), len(data))
 		c.hub.activity.touchClient(c.clientID, now, m.MsgType())
 		c.hub.dispatch(c, m)
 		select {
@@ -205,6 +209,7 @@ func (c *Conn) readLoop() {
 // closes the connection. It reports whether the connection is closing.
 func (c *Conn) refused(pe *bridgeproto.ParseError) bool {
 	c.bad++
+	c.hub.m.refused.WithLabelValues(pe.Code).Inc()
 	c.hub.log.Debug("browser message refused", "client_id", c.clientID, "code", pe.Code, "ref_type", pe.RefType)
 	if c.bad > c.hub.cfg.MaxBadMessages {
 		c.close(websocket.ClosePolicyViolation, "too many invalid messages")
@@ -243,6 +248,7 @@ func (c *Conn) writeLoop() {
 				return
 			}
 			ka, _ := json.Marshal(bridgeproto.Keepalive{Type: bridgeproto.TypeKeepalive, TS: time.Now().UnixMilli()})
+			c.hub.m.frame("out", bridgeproto.TypeKeepalive, len(ka))
 			if !write(ka) {
 				c.close(websocket.CloseAbnormalClosure, "write failed")
 				return
@@ -308,6 +314,7 @@ func (c *Conn) encode(v any) ([]byte, bool) {
 		return nil, false
 	default:
 	}
+	c.hub.m.frame("out", typeOf(v), len(b))
 	return b, true
 }
 
