@@ -30,8 +30,11 @@ type metrics struct {
 const metricsOffEnv = "SVCD_METRICS_OFF"
 
 func newMetrics(s *Server) *metrics {
+	if s.metricsReg == nil {
+		s.metricsReg = prometheus.NewRegistry()
+	}
 	m := &metrics{
-		reg: prometheus.NewRegistry(),
+		reg: s.metricsReg,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "svcd_http_requests_total",
 			Help: "HTTP requests by route template, method and status code.",
@@ -80,11 +83,6 @@ func newMetrics(s *Server) *metrics {
 // package defines its series and hands them over as collectors; the
 // supervisor only wires them (docs/metrics.md lists them all).
 func (m *metrics) registerAreas(s *Server) {
-	if sink, err := telemetry.NewRaftSink(m.reg); err != nil {
-		s.log.Warn("raft metrics not exposed", "error", err)
-	} else {
-		s.onClose(func() error { sink.Close(); return nil })
-	}
 	if s.workers != nil {
 		m.reg.MustRegister(s.workers.Collector())
 	}

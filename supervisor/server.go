@@ -16,6 +16,7 @@ import (
 
 	"github.com/gorilla/mux"
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
@@ -41,6 +42,8 @@ type Server struct {
 	router    *mux.Router
 	handler   http.Handler
 	metrics   *metrics
+	// metricsReg is /metrics' registry (metrics.go), made before raft opens.
+	metricsReg *prometheus.Registry
 	// hostopsMetrics counts exec and file calls (nil until newMetrics).
 	hostopsMetrics *telemetry.HostOps
 	workers        *workermgr.Manager // worker processes (hostops …) over go-plugin
@@ -98,6 +101,15 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 	}
 	s.token, s.tokenFile = ti.token, ti.file
 	s.logToken(ti)
+
+	// The registry and raft's go-metrics sink exist before raft starts, so
+	// the first election and the start-up applies are counted too.
+	s.metricsReg = prometheus.NewRegistry()
+	if sink, err := telemetry.NewRaftSink(s.metricsReg); err != nil {
+		s.log.Warn("raft metrics not exposed", "error", err)
+	} else {
+		s.onClose(func() error { sink.Close(); return nil })
+	}
 
 	joining := len(cfg.Join) > 0
 	clusterKey := cfg.ClusterKey
