@@ -52,7 +52,7 @@ func collected(t *testing.T, c *carry) map[string]*dto.MetricFamily {
 
 type collectorFunc func(chan<- prometheus.Metric)
 
-func (collectorFunc) Describe(chan<- *prometheus.Desc)    {}
+func (collectorFunc) Describe(chan<- *prometheus.Desc)      {}
 func (f collectorFunc) Collect(ch chan<- prometheus.Metric) { f(ch) }
 
 func TestCarryKeepsCountersAcrossInstances(t *testing.T) {
