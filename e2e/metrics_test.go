@@ -180,6 +180,11 @@ func TestMetricsEveryAreaDocumented(t *testing.T) {
 	env := append(browserEnv(schedEnv()...), "SVC_RAFT_SNAPSHOT_INTERVAL_MS=100", "SVC_RAFT_SNAPSHOT_THRESHOLD=4")
 	r := startAgentRigWith(t, env...)
 	d := r.d
+	t.Cleanup(func() { // with SVCD_E2E_RACE=1 the daemon is race-enabled
+		if strings.Contains(d.Logs(), "DATA RACE") {
+			t.Errorf("the daemon reported a data race:\n%s", d.Logs())
+		}
+	})
 	plat := fakeplugin.NewPlatform("metrics")
 	defer plat.Close()
 
