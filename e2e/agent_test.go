@@ -24,7 +24,10 @@ type agentRig struct {
 	agentd string // host:port of agentd's own listener
 }
 
-func startAgentRig(t testing.TB) *agentRig {
+func startAgentRig(t testing.TB) *agentRig { return startAgentRigWith(t) }
+
+// startAgentRigWith starts the rig's daemon with extra environment.
+func startAgentRigWith(t testing.TB, extraEnv ...string) *agentRig {
 	bin := codextest.Bin(t)
 	fm := fakemodel.New()
 	if err := fm.Start("127.0.0.1:0"); err != nil {
@@ -40,10 +43,10 @@ func startAgentRig(t testing.TB) *agentRig {
 	t.Cleanup(func() {
 		waitDead(t, 30*time.Second, "Codex processes of this rig", processesWithEnv("CODEX_HOME="+home)...)
 	})
-	d := harness.Start(t, harness.Options{Env: []string{
+	d := harness.Start(t, harness.Options{Env: append([]string{
 		"SVC_AGENTD_SPAWN=true", "SVC_AGENTD_LISTEN=" + addr, "SVC_AGENTD_COMMAND=" + bin + " app-server",
 		"SVC_AGENTD_CODEX_HOME=" + home, "SVC_WORKER_BACKOFF_BASE_MS=50",
-	}})
+	}, extraEnv...)})
 	r := &agentRig{t: t, d: d, fm: fm, agentd: addr}
 	r.waitAgent()
 	return r

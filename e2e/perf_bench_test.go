@@ -111,6 +111,36 @@ func BenchmarkPerfP1Relay(b *testing.B) {
 			"context switches of the daemon's threads per sequential relay"})
 }
 
+// BenchmarkPerfP1Metrics: what metrics cost P1. The same buffered relay
+// through two daemons, one with metrics on (the default) and one started
+// with SVCD_METRICS_OFF=1 (no request counting in the supervisor, no gRPC
+// interceptors in its workers), alternated one call at a time, then 16
+// concurrent callers each. Goal (issue 22): less than 3% apart.
+func BenchmarkPerfP1Metrics(b *testing.B) {
+	on := newPerfRig(b)
+	off := newPerfRig(b, "SVCD_METRICS_OFF=1")
+	withOn, withOff := func() { on.relayBuffered(b) }, func() { off.relayBuffered(b) }
+	n := benchfig.Samples(2000)
+	for i := 0; i < 100; i++ {
+		withOn()
+		withOff()
+	}
+	offl, onl := benchfig.Alternate(n, withOff, withOn)
+	var offp, onp []time.Duration
+	var offw, onw time.Duration
+	for i := 0; i < 4; i++ { // alternating rounds: load from elsewhere lands on both
+		d, w := benchfig.Parallel(n/4, 16, withOff)
+		offp, offw = append(offp, d...), offw+w
+		d, w = benchfig.Parallel(n/4, 16, withOn)
+		onp, onw = append(onp, d...), onw+w
+	}
+	base, subj := benchfig.Summarize("metrics off", offl, 0), benchfig.Summarize("metrics on", onl, 0)
+	base.ReqPerS = benchfig.Summarize("", offp, offw).ReqPerS
+	subj.ReqPerS = benchfig.Summarize("", onp, onw).ReqPerS
+	benchfig.Report(b, benchfig.Figure{ID: "P1metrics", Name: "buffered relay, metrics on vs off", Goal: "within 3%",
+		Baseline: base, Subject: subj, Note: "latency alternated call by call; req/s with 16 concurrent callers in 4 alternating rounds"})
+}
+
 // BenchmarkPerfP1Floor: P1's floor on this machine. The relay skeleton
 // (relayskeleton_test.go: the same legs, fake plugin and platform, none of
 // the daemon's work) against the same cross-process direct baseline, with

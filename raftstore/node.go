@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -53,6 +54,10 @@ type Node struct {
 	closeT    func() error
 	logger    hclog.Logger
 	hadState  bool // the data dir held raft state when the node opened
+	snaps     raft.SnapshotStore
+	// leaderChanges counts leader observations (progress.go).
+	leaderChanges atomic.Uint64
+	stopWatch     func()
 }
 
 // ErrNotLeader is returned by Apply on a node that is not the leader.
@@ -136,7 +141,8 @@ func Open(cfg Config) (*Node, error) {
 		store.Close()
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
-	n := &Node{cfg: cfg, raft: r, fsm: f, store: store, transport: transport, closeT: closeT, logger: logger}
+	n := &Node{cfg: cfg, raft: r, fsm: f, store: store, transport: transport, closeT: closeT, logger: logger, snaps: snaps}
+	n.stopWatch = n.watchLeaders(&n.leaderChanges)
 	has, err := raft.HasExistingState(store, store, snaps)
 	if err != nil {
 		n.Shutdown()
@@ -237,6 +243,9 @@ func (n *Node) Snapshot() error { return n.raft.Snapshot().Error() }
 
 // Shutdown stops raft and closes the stores. It is safe to call once.
 func (n *Node) Shutdown() error {
+	if n.stopWatch != nil {
+		n.stopWatch()
+	}
 	err := n.raft.Shutdown().Error()
 	if n.closeT != nil {
 		if cerr := n.closeT(); err == nil {

@@ -78,6 +78,9 @@ func (t Timings) raftConfig() *raft.Config {
 	rc.SnapshotInterval = t.SnapshotInterval
 	rc.SnapshotThreshold = t.SnapshotThreshold
 	rc.TrailingLogs = t.TrailingLogs
+	// Only the labelled replication series: the legacy ones put the peer's
+	// node id in the metric name.
+	rc.NoLegacyTelemetry = true
 	return rc
 }
 

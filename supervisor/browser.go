@@ -11,6 +11,7 @@ import (
 	"github.com/svcd/svcd/shared/systemstate"
 	"github.com/svcd/svcd/supervisor/bridge"
 	"github.com/svcd/svcd/supervisor/relayadmit"
+	"github.com/svcd/svcd/supervisor/telemetry"
 	"github.com/svcd/svcd/supervisor/workermgr"
 	"github.com/svcd/svcd/workers/relay"
 )
@@ -23,6 +24,7 @@ type browserSide struct {
 	relay   relay.Relay
 	admit   *relayadmit.Admitter // performance (issue 15): leases and batched outcomes
 	flusher *relay.Flusher
+	metrics *telemetry.Relay // relayed requests by outcome (nil: not counted)
 	cancel  context.CancelFunc
 	done    chan struct{}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/svcd/svcd/shared/bridgeproto"
 	"github.com/svcd/svcd/shared/reqid"
 	"github.com/svcd/svcd/supervisor/bridge"
+	"github.com/svcd/svcd/supervisor/telemetry"
 	"github.com/svcd/svcd/workers/relay"
 )
 
@@ -111,6 +112,29 @@ func (s *Server) handleBrowserRequest(fixed string) HandlerFn {
 // relayRequest picks the client, asks the relay engine, dispatches and
 // answers buffered or as SSE. The engine hears the outcome in every case.
 func (s *Server) relayRequest(w http.ResponseWriter, r *http.Request, q *browserRequest) (err error) {
+	// Counted once, by outcome (telemetry/relay.go): refused is set where
+	// admission says no; otherwise the error and the platform's status say.
+	var (
+		refused string
+		sent    time.Time
+		res     bridge.RelayResult
+	)
+	defer func() {
+		outcome := refused
+		if outcome == "" {
+			e := err
+			if e == nil && res.Error != "" {
+				e = api.NewError(http.StatusBadGateway, res.Error, "")
+			}
+			outcome = telemetry.RelayOutcome(e, res.Status)
+		}
+		var took time.Duration
+		if !sent.IsZero() {
+			took = time.Since(sent)
+		}
+		s.browser.metrics.Done(q.Platform, q.Method, outcome, took)
+		s.browser.metrics.Events(q.Platform, res.Events)
+	}()
 	hub := s.browser.hub
 	sel, err := hub.Pick(q.ClientID, q.Platform, q.Platform == bridgeproto.PlatformA)
 	if err != nil {
@@ -131,6 +155,10 @@ func (s *Server) relayRequest(w http.ResponseWriter, r *http.Request, q *browser
 		s.browser.flusher.Kick()
 	}
 	if !dec.Allowed {
+		refused = telemetry.RelayRefused
+		if dec.Reason == "circuit_open" || dec.Reason == "circuit_half_open" {
+			refused = telemetry.RelayBreakerOpen
+		}
 		retry := max(dec.RetryAfterMs, 1)
 		w.Header().Set("Retry-After", strconv.FormatInt((retry+999)/1000, 10))
 		return api.NewError(http.StatusTooManyRequests, "relay_refused", "the relay policy refused the request to %s (%s); retry after %d ms", sel.Target, dec.Reason, retry).
@@ -159,7 +187,8 @@ func (s *Server) relayRequest(w http.ResponseWriter, r *http.Request, q *browser
 	}
 	defer hub.Finish(p)
 	start := time.Now()
-	res := bridge.RelayResult{RequestID: q.RequestID, ClientID: sel.Conn.ClientID(), Platform: q.Platform, ResponseMode: q.ResponseMode, Headers: map[string]string{}}
+	sent = start
+	res = bridge.RelayResult{RequestID: q.RequestID, ClientID: sel.Conn.ClientID(), Platform: q.Platform, ResponseMode: q.ResponseMode, Headers: map[string]string{}}
 	if q.ResponseMode == bridgeproto.ModeSSE {
 		err = s.streamRelay(w, r, p, timeout, &res, &outcome)
 	} else {

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/supervisor/telemetry"
 )
 
 // metrics holds the supervisor's Prometheus collectors on a registry of its
@@ -19,11 +21,20 @@ type metrics struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	off      bool // SVCD_METRICS_OFF: requests are not counted (benchmarks only)
 }
 
+// metricsOffEnv turns request instrumentation off in the supervisor and the
+// workers (which inherit it). It exists for one purpose: measuring what
+// metrics cost in the same run (scripts/bench). Not a documented setting.
+const metricsOffEnv = "SVCD_METRICS_OFF"
+
 func newMetrics(s *Server) *metrics {
+	if s.metricsReg == nil {
+		s.metricsReg = prometheus.NewRegistry()
+	}
 	m := &metrics{
-		reg: prometheus.NewRegistry(),
+		reg: s.metricsReg,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "svcd_http_requests_total",
 			Help: "HTTP requests by route template, method and status code.",
@@ -33,6 +44,7 @@ func newMetrics(s *Server) *metrics {
 			Help:    "HTTP request latency by route template.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"route"}),
+		off: os.Getenv(metricsOffEnv) == "1",
 	}
 	isLeader := func() float64 {
 		if s.node.IsLeader() {
@@ -61,8 +73,40 @@ func newMetrics(s *Server) *metrics {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svcd_raft_term", Help: "Current raft term."}, roleInfo(func(r raftstore.RoleInfo) uint64 { return r.Term })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svcd_raft_last_index", Help: "Last raft log index."}, roleInfo(func(r raftstore.RoleInfo) uint64 { return r.LastIndex })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svcd_raft_applied_index", Help: "Last raft index applied to the FSM."}, roleInfo(func(r raftstore.RoleInfo) uint64 { return r.AppliedIdx })),
+		telemetry.RaftProgress{Read: s.node.Progress, IsLeader: s.node.IsLeader},
 	)
+	m.registerAreas(s)
 	return m
+}
+
+// registerAreas puts every area's own series on the registry: each area
+// package defines its series and hands them over as collectors; the
+// supervisor only wires them (docs/metrics.md lists them all).
+func (m *metrics) registerAreas(s *Server) {
+	if s.workers != nil {
+		m.reg.MustRegister(s.workers.Collector())
+	}
+	if s.browser != nil {
+		m.reg.MustRegister(s.browser.hub.Collectors()...)
+		if s.browser.admit != nil {
+			m.reg.MustRegister(s.browser.admit.Collectors()...)
+		}
+		if !m.off {
+			s.browser.metrics = telemetry.NewRelay(m.reg)
+		}
+	}
+	if !m.off {
+		s.hostopsMetrics = telemetry.NewHostOps(m.reg)
+	}
+	if s.sched != nil {
+		m.reg.MustRegister(s.sched.Collectors()...)
+	}
+	if s.tasks != nil {
+		m.reg.MustRegister(s.tasks.Collector())
+	}
+	if side := s.instructionsSetup(); side.exec != nil {
+		m.reg.MustRegister(side.exec.Collectors()...)
+	}
 }
 
 // instrument counts and times requests under a fixed route label (the
@@ -70,6 +114,9 @@ func newMetrics(s *Server) *metrics {
 // route's children are resolved here, once, not looked up by label on each
 // request.
 func (m *metrics) instrument(route string, next http.Handler) http.Handler {
+	if m.off {
+		return next
+	}
 	rm := &routeMetrics{requests: m.requests, route: route, latency: m.latency.WithLabelValues(route)}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rw := responseWriterOf(w)

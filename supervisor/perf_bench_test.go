@@ -113,3 +113,63 @@ func BenchmarkPerfP5Write(b *testing.B) {
 	benchfig.Report(b, benchfig.Figure{ID: "P5", Name: "raft-committed write over HTTP vs HTTP + bare bbolt transaction", Goal: "p50 <= 1.3x",
 		Baseline: benchfig.Summarize("bare bbolt", bd, 0), Subject: benchfig.Summarize("raft write", sd, 0)})
 }
+
+// BenchmarkPerfP4Metrics: what metrics cost P4. GET /v1/system/state on a
+// server with metrics on (the default) against the same on a server built
+// with SVCD_METRICS_OFF=1, both in this process, 8 concurrent callers, ten
+// alternating rounds. Goal (issue 22): the ratio moves by less than 3%.
+func BenchmarkPerfP4Metrics(b *testing.B) {
+	_, on := newTestServer(b)
+	b.Setenv(metricsOffEnv, "1")
+	_, off := newTestServer(b)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	base := benchCall(b, client, "GET", off.URL+"/v1/system/state", "")
+	subj := benchCall(b, client, "GET", on.URL+"/v1/system/state", "")
+	n := benchfig.Samples(2000) * 5
+	benchfig.Parallel(n/10, 8, base)
+	benchfig.Parallel(n/10, 8, subj)
+	const rounds = 10
+	var bd, sd []time.Duration
+	var bw, sw time.Duration
+	for i := 0; i < rounds; i++ {
+		first, second := base, subj
+		if i%2 == 1 {
+			first, second = subj, base
+		}
+		d1, w1 := benchfig.Parallel(n/rounds, 8, first)
+		d2, w2 := benchfig.Parallel(n/rounds, 8, second)
+		if i%2 == 1 {
+			d1, w1, d2, w2 = d2, w2, d1, w1
+		}
+		bd, bw = append(bd, d1...), bw+w1
+		sd, sw = append(sd, d2...), sw+w2
+	}
+	benchfig.Report(b, benchfig.Figure{ID: "P4metrics", Name: "GET /v1/system/state, metrics on vs off", Goal: "within 3%",
+		Baseline: benchfig.Summarize("metrics off", bd, bw), Subject: benchfig.Summarize("metrics on", sd, sw), Note: "8 concurrent callers, 10 alternating rounds; SVCD_METRICS_OFF=1 on the baseline server"})
+}
+
+// BenchmarkStateHandlerMetrics measures the same thing as P4metrics without
+// the network and the scheduler noise of a shared machine: the whole
+// handler chain serving GET /v1/system/state in-process, metrics on and off
+// (sub-benchmarks; run with -count to interleave).
+func BenchmarkStateHandlerMetrics(b *testing.B) {
+	_, on := newTestServer(b)
+	b.Setenv(metricsOffEnv, "1")
+	_, off := newTestServer(b)
+	for _, c := range []struct {
+		name string
+		h    http.Handler
+	}{{"on", on.Config.Handler}, {"off", off.Config.Handler}} {
+		b.Run(c.name, func(b *testing.B) {
+			req := httptest.NewRequest("GET", "/v1/system/state", nil)
+			req.Host = "127.0.0.1"
+			for i := 0; i < b.N; i++ {
+				rec := httptest.NewRecorder()
+				c.h.ServeHTTP(rec, req)
+				if rec.Code != 200 {
+					b.Fatalf("%d %s", rec.Code, rec.Body)
+				}
+			}
+		})
+	}
+}

@@ -112,7 +112,9 @@ type execRequest struct {
 	TimeoutMs *int64  `json:"timeoutMs"`
 }
 
-func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) (err error) {
+	var res hostops.ExecResult
+	defer func() { s.hostopsMetrics.Done("exec", err, res.ErrorCode, res.StdoutTruncated || res.StderrTruncated) }()
 	var req execRequest
 	if err := s.decode(r, &req); err != nil {
 		return err
@@ -136,7 +138,6 @@ func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer release()
 	call := hostops.ExecRequest{Command: *req.Command, Cwd: req.Cwd, Timeout: time.Duration(timeout) * time.Millisecond}
-	var res hostops.ExecResult
 	err = workermgr.Call(r.Context(), s.workers, hostops.Name, func(h hostops.HostOps, l *workermgr.Lease) error {
 		pgid := 0
 		var err error
@@ -267,7 +268,9 @@ func checkEncoding(enc string) (string, error) {
 	return "", api.Unprocessable("invalid_encoding", "encoding %q: want utf8 or base64", enc)
 }
 
-func (s *Server) handleFilesRead(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleFilesRead(w http.ResponseWriter, r *http.Request) (err error) {
+	var res hostops.ReadResult
+	defer func() { s.hostopsMetrics.Done("read", err, res.ErrorCode, false) }()
 	var req readRequest
 	if err := s.decode(r, &req); err != nil {
 		return err
@@ -279,7 +282,6 @@ func (s *Server) handleFilesRead(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var res hostops.ReadResult
 	err = workermgr.Call(r.Context(), s.workers, hostops.Name, func(h hostops.HostOps, l *workermgr.Lease) error {
 		var err error
 		if res, err = h.ReadFile(r.Context(), hostops.ReadRequest{Path: req.Path, Cwd: req.Cwd, Encoding: enc}); err != nil {
@@ -316,7 +318,9 @@ type writeRequest struct {
 	Encoding      string  `json:"encoding"`
 }
 
-func (s *Server) handleFilesWrite(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleFilesWrite(w http.ResponseWriter, r *http.Request) (err error) {
+	var res hostops.WriteResult
+	defer func() { s.hostopsMetrics.Done("write", err, res.ErrorCode, false) }()
 	var req writeRequest
 	if err := api.DecodeJSON(r, &req, s.filesWriteBodyCap()); err != nil {
 		return err
@@ -341,7 +345,6 @@ func (s *Server) handleFilesWrite(w http.ResponseWriter, r *http.Request) error 
 		return api.NewError(http.StatusRequestEntityTooLarge, "content_too_large", "content is %d bytes, over the write cap of %d bytes (files_write_cap_bytes)", len(content), s.cfg.FilesWriteCap)
 	}
 	overwrite := req.Overwrite == nil || *req.Overwrite
-	var res hostops.WriteResult
 	err = workermgr.Call(r.Context(), s.workers, hostops.Name, func(h hostops.HostOps, l *workermgr.Lease) error {
 		var err error
 		res, err = h.WriteFile(r.Context(), hostops.WriteRequest{Path: req.Path, Cwd: req.Cwd, Content: content, Overwrite: overwrite, CreateParents: req.CreateParents})

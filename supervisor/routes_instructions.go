@@ -16,6 +16,7 @@ import (
 // (the durable ones are wired here when the tasks/renewal area lands).
 type instructionsSide struct {
 	svc     *instructions.Service
+	exec    *instructions.Executor // its Collectors go on /metrics
 	textCap int
 }
 
@@ -33,6 +34,7 @@ func (s *Server) instructionsSetup() *instructionsSide {
 		Executor: exec, Tasks: s.tasks, Conversations: s.convs, Injector: bridgeInjector{s}, MaxRounds: rounds,
 		Paused: func() bool { return s.SystemState().Mode == "paused" },
 	})
+	side.exec = exec
 	s.instr = side
 	return side
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gorilla/mux"
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
@@ -25,6 +26,7 @@ import (
 	"github.com/svcd/svcd/supervisor/renewal"
 	"github.com/svcd/svcd/supervisor/statewrite"
 	"github.com/svcd/svcd/supervisor/tasks"
+	"github.com/svcd/svcd/supervisor/telemetry"
 	"github.com/svcd/svcd/supervisor/workermgr"
 )
 
@@ -40,10 +42,14 @@ type Server struct {
 	router    *mux.Router
 	handler   http.Handler
 	metrics   *metrics
-	workers   *workermgr.Manager // worker processes (hostops …) over go-plugin
-	browser   *browserSide       // browser bridge hub and relay engine
-	execSlots chan struct{}      // one per exec running; full means 429 exec_busy
-	started   time.Time
+	// metricsReg is /metrics' registry (metrics.go), made before raft opens.
+	metricsReg *prometheus.Registry
+	// hostopsMetrics counts exec and file calls (nil until newMetrics).
+	hostopsMetrics *telemetry.HostOps
+	workers        *workermgr.Manager // worker processes (hostops …) over go-plugin
+	browser        *browserSide       // browser bridge hub and relay engine
+	execSlots      chan struct{}      // one per exec running; full means 429 exec_busy
+	started        time.Time
 	// closers stop the parts New started (workers, bridge hub …), in reverse
 	// order, before raft shuts down.
 	closers   []func() error
@@ -95,6 +101,15 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 	}
 	s.token, s.tokenFile = ti.token, ti.file
 	s.logToken(ti)
+
+	// The registry and raft's go-metrics sink exist before raft starts, so
+	// the first election and the start-up applies are counted too.
+	s.metricsReg = prometheus.NewRegistry()
+	if sink, err := telemetry.NewRaftSink(s.metricsReg); err != nil {
+		s.log.Warn("raft metrics not exposed", "error", err)
+	} else {
+		s.onClose(func() error { sink.Close(); return nil })
+	}
 
 	joining := len(cfg.Join) > 0
 	clusterKey := cfg.ClusterKey

@@ -64,9 +64,10 @@ func (c *Conn) run() {
 	ws := c.ws
 	ws.SetReadLimit(c.hub.cfg.MaxMessageBytes)
 	c.hub.awaitHello(ws)
-	paired := c.pair()
+	outcome, paired := c.pair()
 	c.hub.helloDecided(ws)
 	c.hub.releaseUnpaired()
+	c.hub.m.pairings.WithLabelValues(outcome).Inc()
 	if !paired {
 		_ = ws.Close()
 		return
@@ -80,6 +81,7 @@ func (c *Conn) run() {
 	c.close(websocket.CloseNormalClosure, "")
 	<-writerDone
 	_ = ws.Close()
+	c.hub.m.closed(c.closeCode)
 
 	if c.hub.unregister(c) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -93,39 +95,40 @@ func (c *Conn) run() {
 
 // pair reads the first message, which must be a hello with the pairing
 // token. Before it, the plugin receives nothing but a close frame.
-func (c *Conn) pair() bool {
-	refuse := func(code int, text string) bool {
+// It also says which pairing outcome to count (metrics.go).
+func (c *Conn) pair() (string, bool) {
+	refuse := func(outcome string, code int, text string) (string, bool) {
 		deadline := time.Now().Add(time.Second)
 		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text), deadline)
 		c.hub.log.Warn("browser client refused at pairing", "remote", c.remote, "reason", text)
-		return false
+		return outcome, false
 	}
 	// refuseWith says why in an error frame first (the popup shows it),
 	// then closes with 4401. The reason never quotes what the plugin sent.
-	refuseWith := func(r *refusal) bool {
+	refuseWith := func(r *refusal) (string, bool) {
 		b, _ := json.Marshal(bridgeproto.Error{Type: bridgeproto.TypeError, Code: r.code, Message: r.message, RefType: bridgeproto.TypeHello})
 		_ = c.ws.SetWriteDeadline(time.Now().Add(time.Second))
 		_ = c.ws.WriteMessage(websocket.TextMessage, b)
-		return refuse(CloseUnauthorized, r.code)
+		return refuse(r.code, CloseUnauthorized, r.code) // a bridgeproto error code: a bounded label
 	}
 	typ, data, err := c.ws.ReadMessage()
 	if err != nil {
 		c.hub.log.Debug("browser client left before pairing", "remote", c.remote, "error", err)
-		return false
+		return "left", false
 	}
 	if typ != websocket.TextMessage {
 		c.hub.pairing.refused("", remoteIP(c.remote), &refusal{"invalid_hello", "first message must be a hello text frame"}, time.Now())
-		return refuse(CloseUnauthorized, "first message must be a hello text frame")
+		return refuse("bad_hello", CloseUnauthorized, "first message must be a hello text frame")
 	}
 	m, err := bridgeproto.Parse(data)
 	if err != nil {
 		c.hub.pairing.refused("", remoteIP(c.remote), &refusal{"invalid_hello", "first message must be a valid hello"}, time.Now())
-		return refuse(CloseUnauthorized, "first message must be a valid hello")
+		return refuse("bad_hello", CloseUnauthorized, "first message must be a valid hello")
 	}
 	hello, ok := m.(*bridgeproto.Hello)
 	if !ok {
 		c.hub.pairing.refused("", remoteIP(c.remote), &refusal{"invalid_hello", "first message must be hello"}, time.Now())
-		return refuse(CloseUnauthorized, "first message must be hello")
+		return refuse("bad_hello", CloseUnauthorized, "first message must be hello")
 	}
 	actx, acancel := context.WithTimeout(c.hub.ctx, 5*time.Second)
 	auth, ref := c.hub.authenticate(actx, c.remote, hello)
@@ -137,7 +140,7 @@ func (c *Conn) pair() bool {
 	c.clientID, c.browser = hello.ClientID, hello.Browser
 	const full = "too many browser clients connected; try again later"
 	if !c.hub.roomFor(c.clientID) {
-		return refuse(websocket.CloseTryAgainLater, full)
+		return refuse("full", websocket.CloseTryAgainLater, full)
 	}
 	c.connectedAt = time.Now().UTC()
 	c.lastSeen.Store(c.connectedAt.UnixNano())
@@ -152,7 +155,7 @@ func (c *Conn) pair() bool {
 	if _, err := c.hub.host.Apply(ctx, raftstore.CmdBrowserClient, raftstore.BrowserClientEvent{
 		ClientID: hello.ClientID, Browser: hello.Browser, ExtensionVersion: hello.ExtensionVersion, Event: "connect", ShellRuntime: hello.ShellRuntime,
 	}); err != nil {
-		return refuse(websocket.CloseTryAgainLater, "daemon cannot record the client right now")
+		return refuse("record_failed", websocket.CloseTryAgainLater, "daemon cannot record the client right now")
 	}
 	if !c.hub.register(c) {
 		// Another client took the last slot since roomFor: undo the
@@ -160,7 +163,7 @@ func (c *Conn) pair() bool {
 		dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer dcancel()
 		_, _ = c.hub.host.Apply(dctx, raftstore.CmdBrowserClient, raftstore.BrowserClientEvent{ClientID: c.clientID, Event: "disconnect"})
-		return refuse(websocket.CloseTryAgainLater, full)
+		return refuse("full", websocket.CloseTryAgainLater, full)
 	}
 	c.send(bridgeproto.HelloOK{
 		Type: bridgeproto.TypeHelloOK, ClientID: c.clientID, ProtocolVer: bridgeproto.ProtocolVersion,
@@ -169,7 +172,7 @@ func (c *Conn) pair() bool {
 	})
 	c.send(c.hub.snapshot())
 	c.hub.log.Info("browser client paired", "client_id", c.clientID, "browser", c.browser, "remote", c.remote, "auth", c.auth, "new_credential", auth.credential != "")
-	return true
+	return "paired", true
 }
 
 func (c *Conn) readLoop() {
@@ -209,6 +212,7 @@ func (c *Conn) readLoop() {
 		if c.bad > 0 {
 			c.bad--
 		}
+		c.hub.m.frame("in", m.MsgType(), len(data))
 		c.hub.activity.touchClient(c.clientID, now, m.MsgType())
 		c.hub.dispatch(c, m)
 		select {
@@ -223,6 +227,7 @@ func (c *Conn) readLoop() {
 // closes the connection. It reports whether the connection is closing.
 func (c *Conn) refused(pe *bridgeproto.ParseError) bool {
 	c.bad++
+	c.hub.m.refused.WithLabelValues(pe.Code).Inc()
 	c.hub.log.Debug("browser message refused", "client_id", c.clientID, "code", pe.Code, "ref_type", pe.RefType)
 	if c.bad > c.hub.cfg.MaxBadMessages {
 		c.close(websocket.ClosePolicyViolation, "too many invalid messages")
@@ -261,6 +266,7 @@ func (c *Conn) writeLoop() {
 				return
 			}
 			ka, _ := json.Marshal(bridgeproto.Keepalive{Type: bridgeproto.TypeKeepalive, TS: time.Now().UnixMilli()})
+			c.hub.m.frame("out", bridgeproto.TypeKeepalive, len(ka))
 			if !write(ka) {
 				c.close(websocket.CloseAbnormalClosure, "write failed")
 				return
@@ -326,6 +332,7 @@ func (c *Conn) encode(v any) ([]byte, bool) {
 		return nil, false
 	default:
 	}
+	c.hub.m.frame("out", typeOf(v), len(b))
 	return b, true
 }
 

@@ -49,6 +49,7 @@ type Hub struct {
 	// dropped quietly (finished.go); late counts those frames.
 	finished *finishedIDs
 	late     lateFrames
+	m        *hubMetrics // metrics.go
 	// onConversation handles conversation_link and conversation_message.
 	onConversation ConversationHandler
 	// unpaired counts upgraded connections whose hello has not arrived; each
@@ -87,6 +88,7 @@ func New(cfg Config, host Host, log hclog.Logger) *Hub {
 		finished: newFinishedIDs(finishedMemory),
 		activity: newActivity(),
 		pairing:  newPairingGuard(cfg.PairingFailures),
+		m:        newHubMetrics(),
 		ctx:      ctx,
 		cancel:   cancel,
 	}

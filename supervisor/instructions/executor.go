@@ -80,6 +80,7 @@ type Executor struct {
 	handler  func() http.Handler
 	registry *Registry
 	opts     Options
+	m        *execMetrics // metrics.go
 }
 
 // NewExecutor builds an executor over handler (called per batch, since the
@@ -91,7 +92,7 @@ func NewExecutor(handler func() http.Handler, reg *Registry, opts Options) *Exec
 	if opts.MaxBlocks <= 0 {
 		opts.MaxBlocks = 32
 	}
-	return &Executor{handler: handler, registry: reg, opts: opts}
+	return &Executor{handler: handler, registry: reg, opts: opts, m: newExecMetrics()}
 }
 
 // Outcome is the structured result of one instruction.
@@ -161,6 +162,7 @@ func (e *Executor) Run(ctx context.Context, parsed instr.Result, caller Caller, 
 	}
 	wg.Wait()
 	results = append(results, run...)
+	e.m.batch(results)
 	sections := make([]instr.Section, len(results))
 	for i, o := range results {
 		sections[i] = instr.Section{Label: o.Label, OK: o.OK, Output: o.Output}

@@ -50,6 +50,7 @@ type Admitter struct {
 	outEnded             chan struct{}
 	kick                 chan struct{}
 	urgent               chan struct{} // a failure was queued while a batch gathers
+	tokens               tokenCounts   // metrics.go
 }
 
 // New builds an admitter over be.
@@ -90,6 +91,7 @@ func (a *Admitter) Admit(ctx context.Context, target string) (relay.Decision, er
 	a.mu.Lock()
 	for {
 		if a.takeLocked(target) {
+			a.tokens.used.Add(1)
 			if a.lowLocked(target) {
 				a.startRefillLocked(target)
 			}
@@ -121,6 +123,7 @@ func (a *Admitter) Admit(ctx context.Context, target string) (relay.Decision, er
 	// (the managed relay bounds the call itself).
 	granted, err := a.deliver(context.WithoutCancel(ctx), map[string]int{target: a.opts.Want})
 	k := granted.Granted[target]
+	a.tokens.granted.Add(uint64(max(k, 0)))
 	a.mu.Lock()
 	switch {
 	case err != nil || k <= 1:
@@ -141,6 +144,7 @@ func (a *Admitter) Admit(ctx context.Context, target string) (relay.Decision, er
 	case err != nil:
 		return relay.Decision{}, err
 	case k > 0:
+		a.tokens.used.Add(1)
 		return relay.Decision{Allowed: true}, nil
 	}
 	return a.be.Admit(ctx, target)

@@ -33,6 +33,7 @@ func (a *Admitter) refill(target string, gen uint64, done chan struct{}) {
 	// The managed relay bounds the call; nobody waits on its context.
 	granted, err := a.deliver(context.Background(), map[string]int{target: a.opts.Want})
 	k := granted.Granted[target]
+	a.tokens.granted.Add(uint64(max(k, 0)))
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	defer close(done)

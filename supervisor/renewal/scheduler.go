@@ -44,11 +44,12 @@ type Driver struct {
 	done     chan struct{}
 	last     scheduler.Result
 	lastErr  string
+	m        *driverMetrics // metrics.go
 }
 
 // NewDriver builds the driver; Start/Stop follow leadership.
 func NewDriver(store *Store, mode func() string, inject InjectFunc, reachable ReachableFunc, tick TickFunc, s scheduler.Settings, every time.Duration, log hclog.Logger) *Driver {
-	return &Driver{store: store, mode: mode, inject: inject, reachable: reachable, tick: tick, settings: s, every: every, log: log, inFlight: map[string]bool{}}
+	return &Driver{store: store, mode: mode, inject: inject, reachable: reachable, tick: tick, settings: s, every: every, log: log, inFlight: map[string]bool{}, m: newDriverMetrics()}
 }
 
 // Start begins ticking (on becoming leader). Idempotent.
@@ -112,7 +113,9 @@ func (d *Driver) once(ctx context.Context) {
 	}
 	tctx, cancel := context.WithTimeout(ctx, 10*d.every+time.Minute)
 	defer cancel()
-	res, err := d.tick(tctx, d, time.Now().UTC(), d.settings)
+	start := time.Now()
+	res, err := d.tick(tctx, d, start.UTC(), d.settings)
+	d.m.tick(time.Since(start), res.SkippedSystemPaused, err)
 	d.mu.Lock()
 	d.last, d.lastErr = res, ""
 	if err != nil {
@@ -230,6 +233,7 @@ func (d *Driver) Deliver(_ context.Context, jobID string) (scheduler.Delivery, e
 		ack = &raftstore.DeliveryAck{Level: res.DeliveryAck.Level, StatusCode: res.DeliveryAck.StatusCode}
 		out.Level, out.StatusCode = ack.Level, ack.StatusCode
 	}
+	d.m.delivered(out.OK, out.OK && res.Duplicate, err == nil && !out.OK)
 	if _, err := d.store.w.Apply(ctx, raftstore.CmdJobFinish, raftstore.JobFinish{
 		JobID: jobID, OK: out.OK, Error: out.Error, DeliveryAck: ack, InjectID: out.InjectID, Duplicate: out.OK && res.Duplicate,
 		MaxFailures: d.settings.MaxFailures, MaxRenewals: d.settings.MaxRenewals,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 	"golang.org/x/sys/unix"
+	"google.golang.org/grpc"
 
 	"github.com/svcd/svcd/workers/pluginkit"
 )
@@ -24,6 +25,7 @@ type instance struct {
 	cmd     *exec.Cmd
 	rpc     plugin.ClientProtocol
 	raw     any
+	conn    *grpc.ClientConn // the go-plugin connection: the worker's Telemetry service is on it
 	pid     int
 	started time.Time
 
@@ -37,6 +39,7 @@ type instance struct {
 	exit       ExitInfo
 	killOnce   sync.Once
 	killReason string
+	unhealthy  atomic.Bool // killed by the health check (restart reason "unhealthy")
 }
 
 // spawn starts a worker process by re-executing svcd as `svcd worker NAME`,
@@ -66,6 +69,9 @@ func (m *Manager) spawn(ctx context.Context, sp Spec) (*instance, error) {
 	}
 	if inst.rpc, err = client.Client(); err != nil {
 		return fail(err)
+	}
+	if gc, ok := inst.rpc.(*plugin.GRPCClient); ok {
+		inst.conn = gc.Conn
 	}
 	if inst.raw, err = inst.rpc.Dispense(sp.Name); err != nil {
 		return fail(err)

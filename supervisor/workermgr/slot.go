@@ -28,13 +28,22 @@ type slot struct {
 	nextRetry   time.Time
 	window      crashWindow
 	consecutive int
+
+	// metrics (metrics.go)
+	tel          *carry
+	restartsBy   map[string]uint64 // reason -> restarts
+	nextReason   string            // why the next install happens, when it is not a rolling restart
+	downSince    time.Time         // when the worker stopped serving (zero while it serves)
+	recovery     hist              // seconds from down to serving again
+	scrapeErrors uint64
 }
 
 type restartReq struct{ reply chan error }
 
 func newSlot(m *Manager, sp Spec) *slot {
 	return &slot{m: m, spec: sp, restarts: make(chan restartReq), exits: make(chan *instance, 8),
-		state: StateStarting, draining: map[*instance]struct{}{}, changed: make(chan struct{})}
+		state: StateStarting, draining: map[*instance]struct{}{}, changed: make(chan struct{}),
+		tel: newCarry(), restartsBy: map[string]uint64{}}
 }
 
 // notify wakes lease waiters; call with mu held.
@@ -104,6 +113,9 @@ func (s *slot) run(ctx context.Context, firstDone func()) {
 				req.reply <- err
 				continue
 			}
+			s.mu.Lock()
+			s.nextReason = ReasonRolling // an operator's restart, also of a failed worker
+			s.mu.Unlock()
 			old := s.install(inst)
 			go s.watch(ctx, inst)
 			log.Info("rolling restart: new instance serving", "pid", inst.pid)
@@ -128,7 +140,16 @@ func (s *slot) install(inst *instance) *instance {
 	}
 	if old != nil || s.lastExit != nil || s.restartN > 0 || s.state == StateFailed {
 		s.restartN++
+		reason := s.nextReason
+		if old != nil || reason == "" {
+			reason = ReasonRolling
+		}
+		s.restartsBy[reason]++
 	}
+	if !s.downSince.IsZero() {
+		s.recovery.observe(time.Since(s.downSince).Seconds())
+	}
+	s.nextReason, s.downSince = "", time.Time{}
 	if s.state == StateFailed {
 		s.window.reset()
 		s.consecutive = 0
@@ -145,7 +166,11 @@ func (s *slot) drain(old *instance) {
 		s.m.log.Warn("rolling restart: calls still running on the old instance at the drain deadline are cut",
 			"worker", s.spec.Name, "pid", old.pid, "in_flight", old.inFlight(), "drain_timeout_ms", s.m.opts.DrainTimeout.Milliseconds())
 	}
+	// Read the old instance's own series once more: what it counted since
+	// the last scrape is kept (carry.go).
+	s.m.gatherInto(s, old)
 	old.killWith("replaced by a rolling restart")
+	s.tel.retire(old.pid)
 	s.mu.Lock()
 	delete(s.draining, old)
 	s.mu.Unlock()
@@ -156,6 +181,7 @@ func (s *slot) drain(old *instance) {
 // replaced or stopped) needs nothing; the current one is restarted after a
 // backoff, unless it crash-loops.
 func (s *slot) exited(inst *instance) (time.Duration, bool) {
+	s.tel.retire(inst.pid)
 	s.mu.Lock()
 	current := inst == s.cur
 	s.mu.Unlock()
@@ -178,9 +204,15 @@ func (s *slot) failed(inst *instance, err error) (time.Duration, bool) {
 		s.lastExit = &info
 		uptime = info.At.Sub(inst.started)
 		s.cur = nil
+		s.nextReason = exitReason(inst, info)
+		s.downSince = info.At
 	}
 	if err != nil {
 		s.lastError = err.Error()
+		s.nextReason = ReasonBackoff
+		if s.downSince.IsZero() {
+			s.downSince = now
+		}
 	}
 	if uptime >= s.m.opts.StableAfter {
 		// The instance ran healthy for a while: this is a first crash, not
@@ -263,6 +295,7 @@ func (s *slot) watch(ctx context.Context, inst *instance) {
 				fails++
 				s.m.log.Warn("worker did not answer a health ping", "worker", s.spec.Name, "pid", inst.pid, "error", err, "failures", fails)
 				if fails >= s.m.opts.HealthFailures {
+					inst.unhealthy.Store(true)
 					// SIGKILL the process: the poll above then reports an
 					// unexpected exit and the normal restart path runs.
 					_ = inst.cmd.Process.Kill()

@@ -72,6 +72,7 @@ type Daemon struct {
 	closed   bool
 	stop     chan struct{}
 	wg       sync.WaitGroup
+	m        *daemonMetrics // metrics.go
 }
 
 type childStatus struct {
@@ -99,7 +100,7 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	}
 	d := &Daemon{cfg: cfg, log: log, store: st, hub: newHub(), sessions: sessions,
 		byThread: map[string]string{}, loaded: map[string]bool{}, waiters: map[string][]chan struct{}{},
-		started: time.Now(), stop: make(chan struct{})}
+		started: time.Now(), stop: make(chan struct{}), m: newDaemonMetrics()}
 	for id, s := range sessions {
 		if s.ThreadID != "" {
 			d.byThread[s.ThreadID] = id
@@ -243,6 +244,10 @@ func (d *Daemon) finishTurnLocked(s *Session, status, errMsg string) {
 	s.LastTurnError = errMsg
 	s.LastTurnFinished = time.Now().UTC()
 	s.UpdatedAt = s.LastTurnFinished
+	d.m.turns.WithLabelValues(turnStatusLabel(status)).Inc()
+	if !s.LastTurnStarted.IsZero() {
+		d.m.turnTime.Observe(s.LastTurnFinished.Sub(s.LastTurnStarted).Seconds())
+	}
 	for _, ch := range d.waiters[s.SessionID] {
 		close(ch)
 	}

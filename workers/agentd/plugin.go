@@ -125,6 +125,7 @@ func ServeWorker(log hclog.Logger) error {
 	cfg.Defaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := &GRPCServer{}
+	tel := pluginkit.NewTelemetry()
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
@@ -141,6 +142,7 @@ func ServeWorker(log hclog.Logger) error {
 			log.Error("agentd cannot start", "error", err)
 			os.Exit(1)
 		}
+		tel.Registry.MustRegister(d.Collectors()...)
 		srv.d.Store(d)
 		if err := d.ServeListener(ctx, ln); err != nil {
 			log.Error("agentd listener failed", "error", err)
@@ -154,7 +156,7 @@ func ServeWorker(log hclog.Logger) error {
 		cancel()
 		<-served
 	}
-	pluginkit.Serve(Name, &Plugin{Impl: srv}, 4<<20, log, stop)
+	pluginkit.Serve(Name, &Plugin{Impl: srv}, 4<<20, log, tel, stop)
 	return nil
 }
 

@@ -44,6 +44,7 @@ func Serve(log hclog.Logger) error {
 			log.Warn("killed commands still running at worker stop", "commands", n)
 		}
 	}
-	pluginkit.Serve(Name, &Plugin{Impl: impl}, cfg.MaxMessage(pluginkit.MessageOverhead), log, killAll)
+	tel := pluginkit.NewTelemetry()
+	pluginkit.Serve(Name, &Plugin{Impl: Metered(impl, tel.Registry)}, cfg.MaxMessage(pluginkit.MessageOverhead), log, tel, killAll)
 	return nil
 }

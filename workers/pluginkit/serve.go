@@ -36,7 +36,13 @@ const MessageOverhead = 1 << 20
 // onStop (kill what the worker started) and exits. It installs its own
 // handler because svcd's main turns SIGTERM into a context cancel, which a
 // blocked plugin server would never notice — the worker would be orphaned.
-func Serve(name string, p plugin.Plugin, maxMsg int, log hclog.Logger, onStop ...func()) {
+//
+// tel is the worker's own metrics (nil: only the gRPC call series); the
+// supervisor gathers them over this same gRPC server.
+func Serve(name string, p plugin.Plugin, maxMsg int, log hclog.Logger, tel *Telemetry, onStop ...func()) {
+	if tel == nil {
+		tel = NewTelemetry()
+	}
 	if os.Getppid() == 1 {
 		// The supervisor died before Pdeathsig was armed: nobody to serve.
 		log.Error("parent process already gone; exiting")
@@ -69,7 +75,12 @@ func Serve(name string, p plugin.Plugin, maxMsg int, log hclog.Logger, onStop ..
 				grpc.StaticStreamWindowSize(FlowWindow), grpc.StaticConnWindowSize(FlowWindow))
 			// Each call's context carries the supervisor's request id.
 			opts = append(opts, reqid.ServerInterceptors(log)...)
-			return grpc.NewServer(opts...)
+			if os.Getenv("SVCD_METRICS_OFF") != "1" { // benchmarks only: what the interceptors cost
+				opts = append(opts, tel.ServerOptions()...)
+			}
+			s := grpc.NewServer(opts...)
+			tel.Register(s)
+			return s
 		},
 	})
 	for _, fn := range onStop {

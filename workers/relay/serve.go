@@ -39,6 +39,9 @@ func Serve(log hclog.Logger) error {
 	if os.Getppid() == 1 {
 		return fmt.Errorf("parent already gone")
 	}
-	pluginkit.Serve(Name, &Plugin{Impl: NewEngine(p)}, maxMsg, log)
+	e := NewEngine(p)
+	tel := pluginkit.NewTelemetry()
+	tel.Registry.MustRegister(NewCollector(e))
+	pluginkit.Serve(Name, &Plugin{Impl: e}, maxMsg, log, tel)
 	return nil
 }

@@ -12,6 +12,6 @@ func MaxMessage() int { return 16 << 20 }
 
 // Serve is the body of `svcd worker scheduler`.
 func Serve(log hclog.Logger) error {
-	pluginkit.Serve(Name, &Plugin{Impl: Engine{}}, MaxMessage(), log)
+	pluginkit.Serve(Name, &Plugin{Impl: Engine{}}, MaxMessage(), log, nil)
 	return nil
 }
