@@ -53,6 +53,8 @@ type Node struct {
 	closeT    func() error
 	logger    hclog.Logger
 	hadState  bool // the data dir held raft state when the node opened
+	snaps     raft.SnapshotStore
+	format    DataFormat // the data dir's FORMAT (format.go)
 }
 
 // ErrNotLeader is returned by Apply on a node that is not the leader.
@@ -78,6 +80,12 @@ func Open(cfg Config) (*Node, error) {
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	// The format check comes before raft.db is touched: a newer layout is
+	// refused before this binary could rewrite any of it.
+	format, err := ensureDataFormat(cfg.DataDir)
+	if err != nil {
+		return nil, err
 	}
 	logger := cfg.Logger.Named("raft")
 
@@ -136,7 +144,7 @@ func Open(cfg Config) (*Node, error) {
 		store.Close()
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
-	n := &Node{cfg: cfg, raft: r, fsm: f, store: store, transport: transport, closeT: closeT, logger: logger}
+	n := &Node{cfg: cfg, raft: r, fsm: f, store: store, transport: transport, closeT: closeT, logger: logger, snaps: snaps, format: format}
 	has, err := raft.HasExistingState(store, store, snaps)
 	if err != nil {
 		n.Shutdown()

@@ -40,6 +40,10 @@ type Route struct {
 	// Local routes run on the node they are sent to even on a standby (host
 	// operations act on this host); other writes are forwarded to the leader.
 	Local bool
+	// BodyType is the request body's media type when it is not
+	// application/json (a snapshot file); the write guard then asks for it
+	// instead. Fixed paths only.
+	BodyType string
 }
 
 // Field documents one request field or query parameter.
@@ -71,6 +75,7 @@ func (s *Server) routeTable() []Route {
 		s.taskRoutes(),
 		s.instructionRoutes(),
 		s.agentRoutes(),
+		s.snapshotRoutes(),
 	} {
 		all = append(all, area...)
 	}

@@ -37,6 +37,7 @@ func commands() map[string]command {
 		"renewal":     {usage: renewalUsage, run: runRenewal},
 		"tasks":       {usage: tasksUsage, run: runTasks},
 		"controllers": {usage: "controllers                  the daemon nodes with the active leader hint", run: runControllers},
+		"snapshot":    {usage: snapshotUsage, run: runSnapshot},
 	}
 }
 
