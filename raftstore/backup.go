@@ -167,7 +167,10 @@ func RestoreDataDir(dataDir, nodeID, address string, h snapfile.Header, payload 
 		return fmt.Errorf("open snapshot store: %w", err)
 	}
 	conf := raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: raft.ServerID(nodeID), Address: raft.ServerAddress(address)}}}
-	sink, err := snaps.Create(raft.SnapshotVersionMax, h.Index, h.Term, conf, h.Index, nil)
+	// The file store encodes the peers through a transport; nothing is sent.
+	_, trans := raft.NewInmemTransport(raft.ServerAddress(address))
+	defer trans.Close()
+	sink, err := snaps.Create(raft.SnapshotVersionMax, h.Index, h.Term, conf, h.Index, trans)
 	if err != nil {
 		return fmt.Errorf("create snapshot: %w", err)
 	}

@@ -65,7 +65,7 @@ func snapshotSaveOffline(ctx context.Context, dataDir, nodeID, file string) erro
 	}
 	node, err := raftstore.Open(raftstore.Config{DataDir: dataDir, NodeID: nodeID})
 	if err != nil {
-		return err
+		return fmt.Errorf("%w (a daemon running on %s holds raft.db locked: stop it, or use svcctl snapshot save against it)", err, dataDir)
 	}
 	defer node.Shutdown()
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
