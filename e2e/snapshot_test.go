@@ -28,7 +28,7 @@ type systemWriter struct {
 	errs  []string
 }
 
-func (sw *systemWriter) run(d *harness.Daemon, stop <-chan struct{}, done *sync.WaitGroup) {
+func (sw *systemWriter) run(base string, stop <-chan struct{}, done *sync.WaitGroup) {
 	defer done.Done()
 	client := &http.Client{Timeout: 10 * time.Second}
 	for i := 0; ; i++ {
@@ -43,7 +43,7 @@ func (sw *systemWriter) run(d *harness.Daemon, stop <-chan struct{}, done *sync.
 		}
 		reason := fmt.Sprintf("w-%d", i)
 		body, _ := json.Marshal(map[string]string{"reason": reason, "requested_by": "snapshot-test"})
-		req, _ := http.NewRequest(http.MethodPost, d.URL+path, bytes.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, base+path, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := client.Do(req)
 		if err != nil {
@@ -101,8 +101,8 @@ func TestSnapshotSaveUnderLoadAndRestore(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go sw.run(d, stop, &wg)
-	go sw.run(d, stop, &wg)
+	go sw.run(d.URL, stop, &wg)
+	go sw.run(d.URL, stop, &wg)
 	for sw.lastAcked() < 40 {
 		time.Sleep(10 * time.Millisecond)
 	}
