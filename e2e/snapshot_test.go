@@ -68,7 +68,14 @@ func (sw *systemWriter) run(base string, stop <-chan struct{}, done *sync.WaitGr
 	}
 }
 
-func (sw *systemWriter) note(s string) { sw.mu.Lock(); sw.errs = append(sw.errs, s); sw.mu.Unlock() }
+// note records a failed write and pauses a little, so a node that is down
+// is not hammered.
+func (sw *systemWriter) note(s string) {
+	sw.mu.Lock()
+	sw.errs = append(sw.errs, s)
+	sw.mu.Unlock()
+	time.Sleep(10 * time.Millisecond)
+}
 
 func (sw *systemWriter) lastAcked() uint64 { sw.mu.Lock(); defer sw.mu.Unlock(); return sw.last }
 
