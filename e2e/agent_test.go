@@ -227,7 +227,8 @@ func TestAgentProxyAndDirect(t *testing.T) {
 // by hand on the configured address is then reached through the proxy.
 func TestAgentdDownAnd503(t *testing.T) {
 	addr := harness.FreePort(t)
-	d := harness.Start(t, harness.Options{Env: []string{"SVC_AGENTD_LISTEN=" + addr}})
+	// agentd runs by default: this test is about the daemon without it.
+	d := harness.Start(t, harness.Options{Env: []string{"SVC_AGENTD_LISTEN=" + addr, "SVC_AGENTD_SPAWN=false"}})
 	for _, c := range []struct{ method, path string }{{"GET", "/v1/agent"}, {"GET", "/v1/agent/sessions"}, {"POST", "/v1/agent/turn"}} {
 		var body any
 		if c.method == "POST" {
@@ -254,7 +255,7 @@ func TestAgentdDownAnd503(t *testing.T) {
 		resp := d.Do("GET", "/v1/agent", nil)
 		if resp.Status == 200 {
 			child := resp.JSON(t)["data"].(map[string]any)["agentd"].(map[string]any)["child"].(map[string]any)
-			if child["state"] == "unavailable" && strings.Contains(child["error"].(string), "/nonexistent/codex") {
+			if child["state"] == "missing" && child["looked_for"] == "/nonexistent/codex" {
 				break
 			}
 		}

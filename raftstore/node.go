@@ -58,6 +58,7 @@ type Node struct {
 	// leaderChanges counts leader observations (progress.go).
 	leaderChanges atomic.Uint64
 	stopWatch     func()
+	format        DataFormat // the data dir's FORMAT (format.go)
 }
 
 // ErrNotLeader is returned by Apply on a node that is not the leader.
@@ -83,6 +84,12 @@ func Open(cfg Config) (*Node, error) {
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	// The format check comes before raft.db is touched: a newer layout is
+	// refused before this binary could rewrite any of it.
+	format, err := ensureDataFormat(cfg.DataDir)
+	if err != nil {
+		return nil, err
 	}
 	logger := cfg.Logger.Named("raft")
 
@@ -141,7 +148,7 @@ func Open(cfg Config) (*Node, error) {
 		store.Close()
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
-	n := &Node{cfg: cfg, raft: r, fsm: f, store: store, transport: transport, closeT: closeT, logger: logger, snaps: snaps}
+	n := &Node{cfg: cfg, raft: r, fsm: f, store: store, transport: transport, closeT: closeT, logger: logger, snaps: snaps, format: format}
 	n.stopWatch = n.watchLeaders(&n.leaderChanges)
 	has, err := raft.HasExistingState(store, store, snaps)
 	if err != nil {

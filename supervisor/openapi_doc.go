@@ -44,7 +44,7 @@ func operationOf(rt Route) openapi.Operation {
 // takesBody reports whether rt's handler reads a JSON body.
 func takesBody(rt Route) bool {
 	switch rt.Request.(type) {
-	case nil, openapi.NoBody:
+	case nil, openapi.NoBody, openapi.Raw:
 		return false
 	}
 	return true

@@ -51,6 +51,10 @@ type Route struct {
 	Request  any
 	Response any
 	Errors   openapi.Codes
+	// BodyType is the request body's media type when it is not
+	// application/json (a snapshot file); the write guard then asks for it
+	// instead. Fixed paths only.
+	BodyType string
 }
 
 // Field documents one request field or query parameter.
@@ -83,6 +87,7 @@ func (s *Server) routeTable() []Route {
 		s.taskRoutes(),
 		s.instructionRoutes(),
 		s.agentRoutes(),
+		s.snapshotRoutes(),
 	} {
 		all = append(all, area...)
 	}

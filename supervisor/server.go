@@ -175,6 +175,11 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 	s.metrics = newMetrics(s)
 	s.routes = s.routeTable()
 	applyTokenPolicy(s.routes, s.cfg.RequireToken)
+	for _, rt := range s.routes {
+		if rt.BodyType != "" {
+			s.guard.DeclareBodyType(rt.Method, rt.Path, rt.BodyType)
+		}
+	}
 	s.router = s.buildRouter()
 	// The guards wrap the whole router, not single routes: a route added
 	// later cannot skip them. Host first (a rebinding page learns nothing),

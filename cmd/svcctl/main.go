@@ -38,6 +38,7 @@ func commands() map[string]command {
 		"tasks":       {usage: tasksUsage, run: runTasks},
 		"controllers": {usage: "controllers                  the daemon nodes with the active leader hint", run: runControllers},
 		"api":         {usage: "api                          the OpenAPI 3.1 document of the daemon's routes", run: runAPI},
+		"snapshot":    {usage: snapshotUsage, run: runSnapshot},
 	}
 }
 

@@ -27,6 +27,7 @@ func subcommands() map[string]subcommand {
 		"witness":        {summary: "run a raft voter with no listener or workers (two-node HA)", run: runWitness},
 		"recover":        {summary: "write peers.json for the manual promotion of a lone survivor", run: runRecover},
 		"version":        {summary: "print the version", run: runVersion},
+		"snapshot":       {summary: "save or restore a raft state snapshot file offline (docs/snapshots.md)", run: runSnapshot},
 		"agentd":         {summary: "run the agent daemon on its own on 127.0.0.1:4319", run: runAgentd},
 		"fake-model":     {summary: "fake Responses model server for tests and offline trials", hidden: true, run: runFakeModel},
 		"worker":         {summary: "run a worker process (started by serve through go-plugin)", hidden: true, run: runWorker},
@@ -35,7 +36,7 @@ func subcommands() map[string]subcommand {
 
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: svcd <command> [flags]\n\ncommands:")
-	for _, name := range []string{"serve", "status-wrapper", "witness", "recover", "agentd", "version"} {
+	for _, name := range []string{"serve", "status-wrapper", "witness", "recover", "snapshot", "agentd", "version"} {
 		fmt.Fprintf(os.Stderr, "  %-15s %s\n", name, subcommands()[name].summary)
 	}
 	fmt.Fprintln(os.Stderr, "\nsvcd <command> -h lists the command's flags.")

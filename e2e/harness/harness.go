@@ -120,10 +120,12 @@ type Daemon struct {
 	URL     string
 	Token   string
 	DataDir string
-	cmd     *exec.Cmd
-	logs    *syncBuffer
-	done    chan struct{}
-	exitErr error
+	// agentdAddr is the agentd listen address the harness gave the daemon.
+	agentdAddr string
+	cmd        *exec.Cmd
+	logs       *syncBuffer
+	done       chan struct{}
+	exitErr    error
 }
 
 // Start runs `svcd serve` and waits until /healthz answers ok. The daemon is
@@ -186,7 +188,13 @@ func (d *Daemon) launch() error {
 	args := append([]string{"serve", "-listen", d.Addr, "-data-dir", d.DataDir}, d.opts.Args...)
 	argv := append(append([]string{}, d.opts.Prefix...), append([]string{Binary(t)}, args...)...)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), "SVC_SHARED_TOKEN="+d.opts.Token)
+	if d.agentdAddr == "" {
+		// agentd runs by default: give each daemon its own port for it (kept
+		// across Restart) so parallel tests do not queue on 4319. A test's
+		// own SVC_AGENTD_LISTEN in Env comes later and wins.
+		d.agentdAddr = FreePort(t)
+	}
+	cmd.Env = append(os.Environ(), "SVC_SHARED_TOKEN="+d.opts.Token, "SVC_AGENTD_LISTEN="+d.agentdAddr)
 	// The tests written before pairing codes pair fake plugins with the
 	// shared token; the pairing tests set SVC_BROWSER_PAIRING=codes in Env,
 	// which comes later and wins.

@@ -153,6 +153,7 @@ func Defaults() Config {
 		RequireToken: RequireTokenHostOps,
 		// agentd
 		AgentdListen: "127.0.0.1:4319", AgentdCommand: "codex app-server", AgentdApprovalPolicy: "decline",
+		AgentdSpawn:  true, // agentd runs by default; without Codex its child is `missing`
 		StatusListen: "127.0.0.1:4318",
 		StatusDaemon: "http://127.0.0.1:4317",
 

@@ -16,6 +16,26 @@ import (
 type Policy struct {
 	hosts   map[string]struct{}
 	origins map[string]struct{}
+	// bodyTypes are the routes ("METHOD /path") whose write body is declared
+	// to be another media type than application/json (DeclareBodyType).
+	bodyTypes map[string]string
+}
+
+// DeclareBodyType lets the write to one fixed path carry a body of
+// mediaType instead of application/json (a snapshot file, say). The type
+// must not be one a page can send without a CORS preflight (text/plain,
+// forms, multipart): those stay refused, which is the point of the guard.
+// Call it while building the handler, before it serves.
+func (p *Policy) DeclareBodyType(method, path, mediaType string) {
+	mt := strings.ToLower(strings.TrimSpace(mediaType))
+	switch mt {
+	case "", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data":
+		panic("guard: body type " + mediaType + " would let a page write without a CORS preflight")
+	}
+	if p.bodyTypes == nil {
+		p.bodyTypes = map[string]string{}
+	}
+	p.bodyTypes[method+" "+path] = mt
 }
 
 // New builds a policy: loopback names, the listener's own host and the
@@ -145,9 +165,13 @@ func (p *Policy) checkWrite(r *http.Request, origin string, configured bool) err
 				"write refused: Sec-Fetch-Site is %s; state-changing requests must come from this daemon's own pages or a client without a browser", site)
 		}
 	}
-	if hasBody(r) && !isJSON(r.Header.Values("Content-Type")) {
+	want := "application/json"
+	if mt, ok := p.bodyTypes[r.Method+" "+r.URL.Path]; ok {
+		want = mt
+	}
+	if hasBody(r) && !isMediaType(r.Header.Values("Content-Type"), want) {
 		return api.NewError(http.StatusUnsupportedMediaType, "unsupported_media_type",
-			"a request body must be sent as Content-Type: application/json (got %q)", clip(r.Header.Get("Content-Type")))
+			"a request body must be sent as Content-Type: %s (got %q)", want, clip(r.Header.Get("Content-Type")))
 	}
 	return nil
 }
@@ -179,14 +203,14 @@ func hasBody(r *http.Request) bool {
 	return r.ContentLength > 0 || (r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody)
 }
 
-// isJSON accepts exactly one Content-Type of application/json, with or
-// without parameters such as charset.
-func isJSON(values []string) bool {
+// isMediaType accepts exactly one Content-Type of want, with or without
+// parameters.
+func isMediaType(values []string, want string) bool {
 	if len(values) != 1 {
 		return false
 	}
 	mt := strings.ToLower(strings.TrimSpace(strings.SplitN(values[0], ";", 2)[0]))
-	return mt == "application/json"
+	return mt == want
 }
 
 // clip keeps an echoed header short in an error message.

@@ -18,7 +18,8 @@ const Version = "3.1.0"
 type NoBody struct{}
 
 // Raw marks an answer that is not the JSON envelope: HTML, text, a stream or
-// a WebSocket upgrade (Status 101).
+// a WebSocket upgrade (Status 101). As a Request it marks a body that is not
+// JSON (ContentType says which; Route.BodyType has the guard ask for it).
 type Raw struct {
 	ContentType string
 	Status      int // 0: 200
@@ -137,7 +138,14 @@ func operation(g *Schemas, op Operation, errRef Schema) map[string]any {
 	if len(params) > 0 {
 		o["parameters"] = params
 	}
-	if body := RequestSchema(g, op); body != nil {
+	if raw, ok := op.Request.(Raw); ok {
+		// A body that is not JSON (a snapshot file): its media type, opaque.
+		o["requestBody"] = map[string]any{
+			"required":    true,
+			"description": raw.Description,
+			"content":     map[string]any{raw.ContentType: map[string]any{"schema": Schema{}}},
+		}
+	} else if body := RequestSchema(g, op); body != nil {
 		o["requestBody"] = map[string]any{
 			// DecodeJSON reads an empty body as {}: a body is never required
 			// on the wire, only the fields the schema requires.
@@ -157,7 +165,7 @@ func operation(g *Schemas, op Operation, errRef Schema) map[string]any {
 // the decoder refuses a field the type does not have (422 unknown_field).
 func RequestSchema(g *Schemas, op Operation) Schema {
 	switch op.Request.(type) {
-	case nil, NoBody:
+	case nil, NoBody, Raw:
 		return nil
 	}
 	s := g.Inline(op.Request)

@@ -416,9 +416,15 @@ func TestChildMissing(t *testing.T) {
 	go func() { _ = d.ServeListener(ctx, ln); close(done) }()
 	defer func() { cancel(); <-done; d.Close() }()
 	r := &rig{t: t, d: d, base: "http://" + ln.Addr().String()}
-	child := r.waitChild("unavailable")
-	if !strings.Contains(child["error"].(string), "/nonexistent/codex") {
-		t.Fatalf("status does not say why: %v", child)
+	// Not installed is its own state, with what was looked for and how to
+	// install it, and not a crash loop: no restarts are counted.
+	child := r.waitChild("missing")
+	if child["looked_for"] != "/nonexistent/codex" || !strings.Contains(child["install"].(string), "npm install -g @openai/codex@") {
+		t.Fatalf("status does not say what is missing and how to install it: %v", child)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if again := r.waitChild("missing"); again["restarts"] != float64(0) || again["since"] != child["since"] {
+		t.Fatalf("a missing child is being restarted: %v", again)
 	}
 	code, body := r.do("POST", "/v1/agentd/sessions", map[string]any{"cwd": t.TempDir()}, true)
 	if code != 503 || body["error"].(map[string]any)["code"] != "agent_child_unavailable" {

@@ -11,6 +11,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -76,12 +79,16 @@ type Daemon struct {
 }
 
 type childStatus struct {
-	State    string    `json:"state"` // starting | running | unavailable | stopped
-	Pid      int       `json:"pid,omitempty"`
-	Command  []string  `json:"command"`
-	Error    string    `json:"error,omitempty"`
-	Restarts int       `json:"restarts"`
-	Since    time.Time `json:"since"`
+	State   string   `json:"state"` // starting | running | missing | unavailable | stopped
+	Pid     int      `json:"pid,omitempty"`
+	Command []string `json:"command"`
+	Error   string   `json:"error,omitempty"`
+	// LookedFor and Install are set when the state is missing: the
+	// executable searched for (and where), and how to install it.
+	LookedFor string    `json:"looked_for,omitempty"`
+	Install   string    `json:"install,omitempty"`
+	Restarts  int       `json:"restarts"`
+	Since     time.Time `json:"since"`
 }
 
 // New opens the store and starts the child supervisor.
@@ -138,6 +145,31 @@ func (d *Daemon) superviseChild() {
 	defer d.wg.Done()
 	backoff := d.cfg.RestartMin
 	for {
+		// A command that is not installed is not a crash: say so (state
+		// missing) and look again now and then, without counting restarts,
+		// so it is picked up once installed.
+		if missing := lookupChild(d.cfg.Command); missing != nil {
+			d.mu.Lock()
+			if d.closed {
+				d.mu.Unlock()
+				return
+			}
+			if d.childSt.State != "missing" {
+				d.log.Warn("agent child not installed; agentd runs without it", "looked_for", missing.LookedFor)
+			}
+			missing.Restarts, missing.Since = d.childSt.Restarts, time.Now()
+			if d.childSt.State == "missing" {
+				missing.Since = d.childSt.Since
+			}
+			d.childSt = *missing
+			d.mu.Unlock()
+			select {
+			case <-time.After(d.cfg.RestartMax):
+				continue
+			case <-d.stop:
+				return
+			}
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		env := []string{}
 		if d.cfg.CodexHome != "" {
@@ -184,6 +216,27 @@ func (d *Daemon) superviseChild() {
 		d.mu.Lock()
 		d.childSt.Restarts++
 		d.mu.Unlock()
+	}
+}
+
+// installHint says how to get the Codex CLI agentd drives by default.
+const installHint = "install the pinned Codex CLI: npm install -g @openai/codex@0.169.0 (or `make tools`, which puts it in .tools/codex), then set agentd_command to its path plus app-server if it is not on PATH"
+
+// lookupChild returns a missing status when the child's executable cannot
+// be found (PATH lookup, or the path as given), nil when it can.
+func lookupChild(cmd []string) *childStatus {
+	if len(cmd) == 0 {
+		return &childStatus{State: "missing", Command: cmd, Error: "agentd_command is empty", Install: installHint}
+	}
+	if _, err := exec.LookPath(cmd[0]); err == nil {
+		return nil
+	} else {
+		where := cmd[0]
+		if !strings.ContainsRune(cmd[0], '/') {
+			where = cmd[0] + " on PATH=" + os.Getenv("PATH")
+		}
+		return &childStatus{State: "missing", Command: cmd, LookedFor: where, Install: installHint,
+			Error: "the agent child command is not installed: " + err.Error()}
 	}
 }
 

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/svcd/svcd/e2e/harness"
+)
+
+// svcctl snapshot save writes a whole file; restore puts it back over the
+// API; a damaged file is refused before anything is sent.
+func TestSnapshotCommands(t *testing.T) {
+	d := harness.Start(t, harness.Options{})
+	if r := d.Do("POST", "/v1/system/pause", map[string]string{"reason": "before-save"}); r.Status != 200 {
+		t.Fatalf("pause: %d", r.Status)
+	}
+	file := filepath.Join(t.TempDir(), "b.snap")
+	code, out, errOut := svcctl(t, d, "snapshot", "save", file)
+	if code != 0 || !strings.Contains(out, `"cluster_id"`) {
+		t.Fatalf("snapshot save: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if r := d.Do("POST", "/v1/system/resume", map[string]string{"reason": "after-save"}); r.Status != 200 {
+		t.Fatalf("resume: %d", r.Status)
+	}
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.snap")
+	os.WriteFile(bad, raw[:len(raw)-1], 0o600)
+	if code, _, errOut := svcctl(t, d, "snapshot", "restore", bad); code != 1 || !strings.Contains(errOut, "refused, nothing sent") || !strings.Contains(errOut, "truncated") {
+		t.Fatalf("truncated restore: exit %d\n%s", code, errOut)
+	}
+	if code, out, errOut := svcctl(t, d, "snapshot", "restore", file); code != 0 || !strings.Contains(out, `"restored"`) {
+		t.Fatalf("snapshot restore: exit %d\n%s\n%s", code, out, errOut)
+	}
+	st := d.Do("GET", "/v1/system/state", nil).JSON(t)["data"].(map[string]any)
+	if st["mode"] != "paused" || st["reason"] != "before-save" {
+		t.Fatalf("state after restore: %v", st)
+	}
+	if code, _, _ := svcctl(t, d, "snapshot", "save"); code != 2 {
+		t.Fatalf("usage: exit %d", code)
+	}
+}
