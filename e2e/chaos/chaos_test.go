@@ -57,21 +57,31 @@ func chaosEnv() []string {
 	return []string{
 		"SVC_WORKER_BACKOFF_BASE_MS=50",
 		"SVC_WORKER_CRASH_LOOP_COUNT=100000",
+		"SVC_BROWSER_ACTION_TIMEOUT_MS=1500",
+		"SVC_BROWSER_REQUEST_TIMEOUT_MS=5000",
+		"SVC_BROWSER_SWEEP_INTERVAL_MS=200",
+		"SVC_BROWSER_STALE_AFTER_MS=60000",
+		"SVC_BROWSER_LOST_AFTER_MS=600000",
+		"SVC_RELAY_FLUSH_INTERVAL_MS=200",
+		// The relay's per-target rate window would refuse most of the
+		// run's relays with 429 relay_refused (documented, but it would
+		// leave little relay load to fault); the breaker and backoff stay.
+		"SVC_RELAY_WINDOW_MAX=1000000",
 	}
 }
 
 func TestChaos(t *testing.T) {
 	cfg := loadConfig(t)
 	fmt.Printf("chaos: seed %d, duration %s (replay with CHAOS_SEED=%d CHAOS_DURATION=%s)\n", cfg.seed, cfg.duration, cfg.seed, cfg.duration)
-	cgroupsBefore := svcdCgroups()
 	r := newRig(t, chaosEnv())
 	rnd := rand.New(rand.NewSource(cfg.seed))
 
 	ctx, stopLoad := context.WithCancel(context.Background())
 	defer stopLoad()
+	ps := startPlugins(ctx, r)
 	wait := r.startLoad(ctx, cfg.seed, map[string]loader{
-		"mode": modeWriter, "exec": execer, "files": fileWriter,
-	}, map[string]int{"mode": 2})
+		"mode": modeWriter, "exec": execer, "files": fileWriter, "relay": relayer,
+	}, map[string]int{"mode": 2, "relay": 2})
 	smp := &sampler{}
 	sampled := make(chan struct{})
 	go func() {
@@ -83,7 +93,7 @@ func TestChaos(t *testing.T) {
 
 	start := time.Now()
 	end := start.Add(cfg.duration)
-	kinds := faultKinds()
+	kinds := faultKinds(ps)
 	faults := 0
 	for {
 		gap := time.Duration(1500+rnd.Intn(4000)) * time.Millisecond
@@ -121,7 +131,7 @@ func TestChaos(t *testing.T) {
 	b, fig = smp.bounded(start, loadEnd)
 	broken, figures = append(broken, b...), append(figures, fig...)
 	broken = append(broken, r.checkProcesses(r.c.Stop)...)
-	b, note := checkCgroups(cgroupsBefore)
+	b, note := checkCgroups(runCgroupParents(cfg.seed))
 	broken, figures = append(broken, b...), append(figures, note)
 
 	counts := map[string]int{}

@@ -19,8 +19,10 @@ type faultKind struct {
 	inject func(r *rig, rnd *rand.Rand) (target, note string, err error)
 }
 
-func faultKinds() []faultKind {
+func faultKinds(ps *plugins) []faultKind {
 	return []faultKind{
+		{"plugin_disconnect", 3, func(r *rig, rnd *rand.Rand) (string, string, error) { return ps.disconnect(rnd) }},
+		{"slow_plugin", 1, func(r *rig, rnd *rand.Rand) (string, string, error) { return ps.stalled(rnd) }},
 		{"kill_leader", 3, func(r *rig, rnd *rand.Rand) (string, string, error) { return r.killNode(rnd, "leader") }},
 		{"kill_standby", 3, func(r *rig, rnd *rand.Rand) (string, string, error) { return r.killNode(rnd, "standby") }},
 		{"stop_leader", 2, func(r *rig, rnd *rand.Rand) (string, string, error) { return r.stopNode(rnd, "leader") }},

@@ -227,27 +227,24 @@ func (r *rig) checkProcesses(stopCluster func()) []string {
 	return broken
 }
 
-// svcdCgroups lists cgroup directories svcd owns: those whose name starts
-// with "svcd" one or two levels under the cgroup roots.
+// runCgroupParents lists the cgroup parents this run's nodes own: the
+// directory named svcd-chaos-<seed> under each cgroup root (v2 unified,
+// v1 controllers).
 //
 // The per-command exec sandbox (cgroups under a configured
-// exec_cgroup_parent) is being built while this harness is: until it lands
-// no svcd-owned parent exists and the leak check passes trivially (it says
-// so); once it does, any such directory left after the cluster is gone is a
-// leak.
-func svcdCgroups() []string {
+// exec_cgroup_parent) is being built while this harness is. Once it lands,
+// chaosEnv sets the parent to "svcd-chaos-<seed>" for this run alone (not
+// the default svcd-exec, which other test processes on the machine share):
+// every child left there after the cluster is gone is a leak. Until then
+// no such parent exists and the check passes trivially, and says so.
+func runCgroupParents(seed int64) []string {
+	name := fmt.Sprintf("svcd-chaos-%d", seed)
 	var out []string
-	for _, pat := range []string{"/sys/fs/cgroup/svcd*", "/sys/fs/cgroup/*/svcd*", "/sys/fs/cgroup/*/*/svcd*"} {
+	for _, pat := range []string{"/sys/fs/cgroup/" + name, "/sys/fs/cgroup/*/" + name} {
 		m, _ := filepath.Glob(pat)
 		for _, d := range m {
 			if st, err := os.Stat(d); err == nil && st.IsDir() {
 				out = append(out, d)
-				sub, _ := filepath.Glob(filepath.Join(d, "*"))
-				for _, s := range sub {
-					if st, err := os.Stat(s); err == nil && st.IsDir() {
-						out = append(out, s)
-					}
-				}
 			}
 		}
 	}
@@ -255,25 +252,19 @@ func svcdCgroups() []string {
 	return out
 }
 
-// checkCgroups: no svcd-owned cgroup created during the run is left.
-func checkCgroups(before []string) (broken []string, note string) {
-	after := svcdCgroups()
-	if len(after) == 0 {
-		return nil, "no svcd-owned cgroup parent exists (exec sandbox not configured): cgroup leak check passes trivially"
+// checkCgroups: after the cluster is gone no child cgroup is left under the
+// run's parents.
+func checkCgroups(parents []string) (broken []string, note string) {
+	if len(parents) == 0 {
+		return nil, "no svcd-owned cgroup parent for this run (exec sandbox not configured): the cgroup leak check passes trivially"
 	}
-	had := map[string]bool{}
-	for _, d := range before {
-		had[d] = true
-	}
-	owned := map[string]bool{}
-	for _, d := range after {
-		owned[d] = true
-	}
-	for _, d := range after {
-		// A parent svcd keeps is not a leak; a per-command child is.
-		if !had[d] && owned[filepath.Dir(d)] {
-			broken = append(broken, "cgroup left behind: "+d)
+	for _, p := range parents {
+		ents, _ := os.ReadDir(p)
+		for _, e := range ents {
+			if e.IsDir() {
+				broken = append(broken, "cgroup left behind: "+filepath.Join(p, e.Name()))
+			}
 		}
 	}
-	return broken, fmt.Sprintf("%d svcd-owned cgroup dirs checked", len(after))
+	return broken, fmt.Sprintf("cgroup parents checked for leftovers: %s", strings.Join(parents, ", "))
 }

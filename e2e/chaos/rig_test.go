@@ -103,6 +103,17 @@ func errorCode(b []byte) string {
 	return env.Error.Code
 }
 
+// errorMessage is the error.message of a JSON error body.
+func errorMessage(b []byte) string {
+	var env struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(b, &env)
+	return truncate(env.Error.Message, 200)
+}
+
 // record fills op from an answer and adds it to the history: a 2xx is ok,
 // another status a failure with its code, no answer ambiguous.
 func (r *rig) record(op *Op, a answer) {
@@ -115,6 +126,7 @@ func (r *rig) record(op *Op, a answer) {
 		op.Outcome = "ok"
 	default:
 		op.Outcome, op.Code = "failed", errorCode(a.body)
+		op.Detail = merge(op.Detail, map[string]any{"message": errorMessage(a.body)})
 		if op.Code == "" {
 			op.Detail = merge(op.Detail, map[string]any{"body": truncate(string(a.body), 300)})
 		}
