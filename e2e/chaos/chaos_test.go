@@ -73,14 +73,16 @@ func chaosEnv() []string {
 func TestChaos(t *testing.T) {
 	cfg := loadConfig(t)
 	fmt.Printf("chaos: seed %d, duration %s (replay with CHAOS_SEED=%d CHAOS_DURATION=%s)\n", cfg.seed, cfg.duration, cfg.seed, cfg.duration)
-	r := newRig(t, chaosEnv())
+	ag := newAgent(t)
+	r := newRig(t, chaosEnv(), ag.env)
+	r.codexHome = ag.home
 	rnd := rand.New(rand.NewSource(cfg.seed))
 
 	ctx, stopLoad := context.WithCancel(context.Background())
 	defer stopLoad()
 	ps := startPlugins(ctx, r)
 	wait := r.startLoad(ctx, cfg.seed, map[string]loader{
-		"mode": modeWriter, "exec": execer, "files": fileWriter, "relay": relayer,
+		"mode": modeWriter, "exec": execer, "files": fileWriter, "relay": relayer, "agent": agentTurner,
 	}, map[string]int{"mode": 2, "relay": 2})
 	smp := &sampler{}
 	sampled := make(chan struct{})

@@ -29,6 +29,9 @@ func faultKinds(ps *plugins) []faultKind {
 		{"stop_standby", 2, func(r *rig, rnd *rand.Rand) (string, string, error) { return r.stopNode(rnd, "standby") }},
 		{"kill_worker", 4, func(r *rig, rnd *rand.Rand) (string, string, error) { return r.signalWorker(rnd, false) }},
 		{"stop_worker", 2, func(r *rig, rnd *rand.Rand) (string, string, error) { return r.signalWorker(rnd, true) }},
+		{"kill_agentd", 2, func(r *rig, rnd *rand.Rand) (string, string, error) { return r.signalAgent(rnd, "agentd") }},
+		{"kill_codex", 2, func(r *rig, rnd *rand.Rand) (string, string, error) { return r.signalAgent(rnd, "codex") }},
+		{"stop_codex", 1, func(r *rig, rnd *rand.Rand) (string, string, error) { return r.signalAgent(rnd, "stop") }},
 		{"kill_witness", 1, func(r *rig, rnd *rand.Rand) (string, string, error) {
 			r.c.KillWitness()
 			time.Sleep(time.Duration(200+rnd.Intn(2000)) * time.Millisecond)

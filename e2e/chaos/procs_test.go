@@ -130,10 +130,12 @@ func (s *sampler) bounded(start, end time.Time) (broken, figures []string) {
 }
 
 // ourProcesses lists the processes of this run: the svcd binary the harness
-// built (nodes, witness, workers) and anything whose working directory is
-// under the run's work dir (exec'd commands and their children).
-func ourProcesses(bin, workdir string) map[int]string {
-	out := map[int]string{}
+// built (nodes, witness, workers), anything whose working directory is under
+// the run's work dir (exec'd commands and their children), and Codex
+// processes (their environment holds the run's CODEX_HOME), which it also
+// returns apart: agentd's child comes and goes on its own.
+func ourProcesses(bin, workdir, codexHome string) (all map[int]string, codex map[int]bool) {
+	all, codex = map[int]string{}, map[int]bool{}
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
@@ -142,12 +144,24 @@ func ourProcesses(bin, workdir string) map[int]string {
 		}
 		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
 		cwd, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
-		if strings.TrimSuffix(exe, " (deleted)") == bin || (cwd != "" && strings.HasPrefix(cwd, workdir+string(filepath.Separator))) || cwd == workdir {
+		isCodex := false
+		if codexHome != "" {
+			env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+			for _, kv := range strings.Split(string(env), "\x00") {
+				if strings.HasSuffix(kv, "CODEX_HOME="+codexHome) {
+					isCodex = true
+				}
+			}
+		}
+		if isCodex || strings.TrimSuffix(exe, " (deleted)") == bin || (cwd != "" && strings.HasPrefix(cwd, workdir+string(filepath.Separator))) || cwd == workdir {
 			cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-			out[pid] = strings.TrimSpace(strings.ReplaceAll(string(cmd), "\x00", " "))
+			all[pid] = strings.TrimSpace(strings.ReplaceAll(string(cmd), "\x00", " "))
+			if isCodex && strings.TrimSuffix(exe, " (deleted)") != bin {
+				codex[pid] = true
+			}
 		}
 	}
-	return out
+	return all, codex
 }
 
 // expectedProcesses is what should run now: both nodes, the witness and the
@@ -189,8 +203,9 @@ func (r *rig) checkProcesses(stopCluster func()) []string {
 		want, err := r.expectedProcesses()
 		extra = map[int]string{}
 		if err == nil {
-			for pid, cmd := range ourProcesses(r.bin, r.workdir) {
-				if _, ok := want[pid]; !ok {
+			all, codex := ourProcesses(r.bin, r.workdir, r.codexHome)
+			for pid, cmd := range all {
+				if _, ok := want[pid]; !ok && !codex[pid] {
 					extra[pid] = cmd
 				}
 			}
@@ -210,9 +225,11 @@ func (r *rig) checkProcesses(stopCluster func()) []string {
 		time.Sleep(200 * time.Millisecond)
 	}
 	stopCluster()
-	deadline = time.Now().Add(15 * time.Second)
+	// Codex exits on its own once agentd is gone (it notices its closed
+	// pipe), which takes longer than a worker's exit.
+	deadline = time.Now().Add(30 * time.Second)
 	for {
-		left := ourProcesses(r.bin, r.workdir)
+		left, _ := ourProcesses(r.bin, r.workdir, r.codexHome)
 		if len(left) == 0 {
 			break
 		}

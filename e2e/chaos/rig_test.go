@@ -18,13 +18,14 @@ import (
 
 // rig is the cluster under test and everything the load and faults share.
 type rig struct {
-	t       *testing.T
-	c       *harness.Cluster
-	nodes   []*node
-	hist    *History
-	workdir string // cwd of every exec and file write, under which nothing may outlive the run
-	client  *http.Client
-	bin     string
+	t         *testing.T
+	c         *harness.Cluster
+	nodes     []*node
+	hist      *History
+	workdir   string // cwd of every exec and file write, under which nothing may outlive the run
+	client    *http.Client
+	bin       string
+	codexHome string // CODEX_HOME of the run's Codex processes
 }
 
 // node is one full member; its URL never changes (fixed address), so load
@@ -36,10 +37,10 @@ type node struct {
 	dir  string // this node's own work dir (exec cwd, files)
 }
 
-func newRig(t *testing.T, env []string) *rig {
+func newRig(t *testing.T, env, env1 []string) *rig {
 	r := &rig{t: t, hist: &History{}, bin: harness.Binary(t)}
 	r.workdir = t.TempDir()
-	r.c = harness.StartCluster(t, env)
+	r.c = harness.StartClusterNodeEnv(t, env, env1, nil)
 	for _, d := range []*harness.Daemon{r.c.N1, r.c.N2} {
 		name := "n1"
 		if d == r.c.N2 {
