@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -67,6 +68,16 @@ func chaosEnv() []string {
 		// run's relays with 429 relay_refused (documented, but it would
 		// leave little relay load to fault); the breaker and backoff stay.
 		"SVC_RELAY_WINDOW_MAX=1000000",
+		// Conversations go quiet for seconds, not minutes, so renewals
+		// happen many times a run; the limits that pause a conversation on
+		// their own (renewals without a reply, failures, rounds) are lifted
+		// so the client's pauses are the only ones.
+		"SVC_RENEWAL_TICK_MS=300",
+		"SVC_RENEWAL_IDLE_MS=1500",
+		"SVC_RENEWAL_MAX_RENEWALS=1000000",
+		"SVC_RENEWAL_MAX_FAILURES=1000000",
+		"SVC_INSTR_MAX_ROUNDS=1000000",
+		"SVC_INSTR_BLOCK_TIMEOUT_MS=10000",
 	}
 }
 
@@ -84,6 +95,14 @@ func TestChaos(t *testing.T) {
 	wait := r.startLoad(ctx, cfg.seed, map[string]loader{
 		"mode": modeWriter, "exec": execer, "files": fileWriter, "relay": relayer, "agent": agentTurner,
 	}, map[string]int{"mode": 2, "relay": 2})
+	var convWG sync.WaitGroup
+	for i, client := range []string{"chaos-dedup", "chaos-plain"} {
+		convWG.Add(1)
+		go func(client string, rnd *rand.Rand) {
+			defer convWG.Done()
+			conversationLoad(ctx, r, ps, client, rnd)
+		}(client, rand.New(rand.NewSource(cfg.seed*7919+int64(i))))
+	}
 	smp := &sampler{}
 	sampled := make(chan struct{})
 	go func() {
@@ -121,6 +140,7 @@ func TestChaos(t *testing.T) {
 	time.Sleep(time.Until(end))
 	stopLoad()
 	wait()
+	convWG.Wait()
 	<-sampled
 	loadEnd := time.Now()
 
@@ -129,6 +149,10 @@ func TestChaos(t *testing.T) {
 	b, fig := checkWrites(r, ops)
 	broken, figures = append(broken, b...), append(figures, fig...)
 	broken = append(broken, checkFiles(ops)...)
+	// Deliveries in flight when the load stopped finish first.
+	time.Sleep(2 * time.Second)
+	b, fig = checkConversations(r, ps, ops, loadEnd)
+	broken, figures = append(broken, b...), append(figures, fig...)
 	broken = append(broken, checkErrors(ops, r.hist.Faults(), documentedCodes())...)
 	b, fig = smp.bounded(start, loadEnd)
 	broken, figures = append(broken, b...), append(figures, fig...)

@@ -84,6 +84,7 @@ func (ps *plugins) keep(ctx context.Context, clientID string) {
 		}
 		_ = p.Send(bridgeproto.Credentials{Type: bridgeproto.TypeCredentials, Platform: bridgeproto.PlatformB, Account: "chaos", Host: "chat.example",
 			Headers: map[string]string{"Authorization": "Bearer page"}, Cookies: map[string]string{"sid": "cookie-value"}})
+		link(p, clientID)
 		ps.mu.Lock()
 		ps.live[clientID] = p
 		ps.dials[clientID]++

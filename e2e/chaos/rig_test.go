@@ -38,9 +38,13 @@ type node struct {
 }
 
 func newRig(t *testing.T, env, env1 []string) *rig {
-	r := &rig{t: t, hist: &History{}, bin: harness.Binary(t)}
+	// A copy named apart from svcd: other test processes on a shared
+	// machine clean up after themselves by name (a run's nodes once all
+	// got SIGTERM at the same instant, the witness, named the same but run
+	// as "svcd witness", not).
+	r := &rig{t: t, hist: &History{}, bin: harness.BinaryCopy(t, t.TempDir(), "chaosnode")}
 	r.workdir = t.TempDir()
-	r.c = harness.StartClusterNodeEnv(t, env, env1, nil)
+	r.c = harness.StartClusterWith(t, harness.ClusterOptions{Env: env, Env1: env1, Bin: r.bin})
 	for _, d := range []*harness.Daemon{r.c.N1, r.c.N2} {
 		name := "n1"
 		if d == r.c.N2 {

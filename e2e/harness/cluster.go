@@ -26,6 +26,14 @@ type Cluster struct {
 	wlogs   strings.Builder
 	wargs   []string
 	wenv    []string
+	bin     string
+}
+
+// ClusterOptions configure StartClusterWith.
+type ClusterOptions struct {
+	Env        []string // for both nodes and the witness
+	Env1, Env2 []string // for n1 or n2 only, on top of Env
+	Bin        string   // another copy of the binary (Options.Bin)
 }
 
 // StartCluster starts n1, n2 and the witness with extra environment env (for
@@ -39,12 +47,19 @@ func StartCluster(t testing.TB, env []string) *Cluster {
 // port, say, can run on one node only.
 func StartClusterNodeEnv(t testing.TB, env, env1, env2 []string) *Cluster {
 	t.Helper()
+	return StartClusterWith(t, ClusterOptions{Env: env, Env1: env1, Env2: env2})
+}
+
+// StartClusterWith starts the cluster as o says.
+func StartClusterWith(t testing.TB, o ClusterOptions) *Cluster {
+	t.Helper()
+	env, env1, env2 := o.Env, o.Env1, o.Env2
 	a1, r1 := FreePortOn(t, "127.0.0.1"), FreePortOn(t, "127.0.0.1")
 	a2, r2 := FreePortOn(t, "127.0.0.2"), FreePortOn(t, "127.0.0.2")
 	rw := FreePortOn(t, "127.0.0.3")
-	c := &Cluster{}
-	c.N1 = Start(t, Options{Addr: a1, Token: ClusterToken, Env: append(append([]string{}, env...), env1...), Args: []string{"-node-id", "n1", "-raft-addr", r1}})
-	c.N2 = Start(t, Options{Addr: a2, Token: ClusterToken, Env: append(append([]string{}, env...), env2...), Args: []string{"-node-id", "n2", "-raft-addr", r2, "-join", a1}})
+	c := &Cluster{bin: o.Bin}
+	c.N1 = Start(t, Options{Bin: o.Bin, Addr: a1, Token: ClusterToken, Env: append(append([]string{}, env...), env1...), Args: []string{"-node-id", "n1", "-raft-addr", r1}})
+	c.N2 = Start(t, Options{Bin: o.Bin, Addr: a2, Token: ClusterToken, Env: append(append([]string{}, env...), env2...), Args: []string{"-node-id", "n2", "-raft-addr", r2, "-join", a1}})
 	c.wargs = []string{"witness", "-node-id", "w", "-raft-addr", rw, "-join", a1 + "," + a2, "-data-dir", t.TempDir()}
 	c.wenv = append(append(os.Environ(), "SVC_SHARED_TOKEN="+ClusterToken), env...)
 	c.StartWitness(t)
@@ -69,7 +84,11 @@ func StartClusterNodeEnv(t testing.TB, env, env1, env2 []string) *Cluster {
 // StartWitness (re)starts the witness process with its fixed arguments.
 func (c *Cluster) StartWitness(t testing.TB) {
 	t.Helper()
-	cmd := exec.Command(Binary(t), c.wargs...)
+	bin := c.bin
+	if bin == "" {
+		bin = Binary(t)
+	}
+	cmd := exec.Command(bin, c.wargs...)
 	cmd.Env = c.wenv
 	cmd.Stdout, cmd.Stderr = c.witnessLog(), c.witnessLog()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
