@@ -115,6 +115,10 @@ func TestChaos(t *testing.T) {
 	start := time.Now()
 	end := start.Add(cfg.duration)
 	kinds := faultKinds(ps)
+	for _, why := range skippedFaults() {
+		r.hist.Skip(why)
+		fmt.Println("chaos: fault skipped:", why)
+	}
 	faults := 0
 	for {
 		gap := time.Duration(1500+rnd.Intn(4000)) * time.Millisecond
@@ -190,6 +194,15 @@ func TestChaos(t *testing.T) {
 	fmt.Println(summary)
 	if p := os.Getenv("CHAOS_SUMMARY"); p != "" {
 		_ = os.WriteFile(p, []byte(fmt.Sprintf("seed %d, duration %s\n%s\n%s\n", cfg.seed, cfg.duration, strings.Join(figures, "\n"), summary)), 0o644)
+	}
+}
+
+// skippedFaults are the faults of the issue this harness does not inject,
+// each with why, printed at the start of every run.
+func skippedFaults() []string {
+	return []string{
+		"partition between the nodes: the run's cluster is on loopback (127.0.0.1-3), where no tool on this machine (no iptables or nft; tc on lo would reach other test processes' traffic) can cut one node's raft and API traffic alone; the network-namespace partition is e2e/ha_partition_test.go's TestHAPartition",
+		"slowed fsync: needs a device-mapper delay target or a FUSE layer under the data dirs, neither available to an unprivileged-device test on this machine; SIGSTOP of a node (a stall of everything, fsync included) stands in",
 	}
 }
 
