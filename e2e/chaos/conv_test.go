@@ -21,6 +21,10 @@ import (
 // quiet and the leader's scheduler types renewals into it through the
 // plugin; now and then the client pauses a conversation for a while.
 
+// seenWindow is how many recent message ids a conversation remembers
+// (raftstore's seenMessages).
+const seenWindow = 64
+
 // convIDs are the conversations a plugin holds.
 func convIDs(client string) []string {
 	return []string{client + "-c1", client + "-c2"}
@@ -68,7 +72,13 @@ func conversationLoad(ctx context.Context, r *rig, ps *plugins, client string, r
 			}
 			msg := r.hist.NewID("m")
 			repeat := false
+			// A repeat is one of the conversation's last 64 ids: the daemon
+			// remembers that many (docs/instructions.md); an older one runs
+			// again by design, which the first 10-minute run found.
 			if prev := sent[id]; len(prev) > 0 && rnd.Intn(5) == 0 {
+				if len(prev) > seenWindow {
+					prev = prev[len(prev)-seenWindow:]
+				}
 				msg, repeat = prev[rnd.Intn(len(prev))], true
 			}
 			text := fmt.Sprintf("Here you go.\n```instr\n@svc::exec\necho %s >> %s\n```\n", msg, r.convLog(id))
