@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -18,93 +17,29 @@ import (
 	"github.com/svcd/svcd/e2e/harness"
 )
 
-// haCluster is two full nodes and a witness on 127.0.0.1-3.
+// haCluster is the harness's two full nodes and a witness.
 type haCluster struct {
-	n1, n2  *harness.Daemon
-	witness *exec.Cmd
-	wlogs   *strings.Builder
-	wmu     sync.Mutex
-	wargs   []string
-	wenv    []string
+	*harness.Cluster
+	n1, n2 *harness.Daemon
 }
 
-// startWitness (re)starts the witness process with its fixed arguments.
-func (c *haCluster) startWitness(t testing.TB) {
-	t.Helper()
-	c.witness = exec.Command(harness.Binary(t), c.wargs...)
-	c.witness.Env = c.wenv
-	c.witness.Stdout, c.witness.Stderr = lockedWriter{&c.wmu, c.wlogs}, lockedWriter{&c.wmu, c.wlogs}
-	c.witness.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := c.witness.Start(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-const haToken = "ha-test-token-0123456789abcdefghijkl"
+const haToken = harness.ClusterToken
 
 func startHACluster(t *testing.T) *haCluster {
 	t.Helper()
 	return startHAClusterEnv(t, nil)
 }
 
-// stop kills every process of the cluster now (benchmarks start many).
-func (c *haCluster) stop() {
-	c.n1.Kill()
-	c.n2.Kill()
-	_ = c.witness.Process.Kill()
-	_ = c.witness.Wait()
-}
-
 // startHAClusterEnv starts n1 (bootstrap), n2 (-join n1) and a witness with
 // extra environment env, and waits until raft lists all three.
 func startHAClusterEnv(t testing.TB, env []string) *haCluster {
 	t.Helper()
-	a1, r1 := harness.FreePortOn(t, "127.0.0.1"), harness.FreePortOn(t, "127.0.0.1")
-	a2, r2 := harness.FreePortOn(t, "127.0.0.2"), harness.FreePortOn(t, "127.0.0.2")
-	rw := harness.FreePortOn(t, "127.0.0.3")
-	c := &haCluster{}
-	c.n1 = harness.Start(t, harness.Options{Addr: a1, Token: haToken, Env: env, Args: []string{"-node-id", "n1", "-raft-addr", r1}})
-	c.n2 = harness.Start(t, harness.Options{Addr: a2, Token: haToken, Env: env, Args: []string{"-node-id", "n2", "-raft-addr", r2, "-join", a1}})
-	c.wargs = []string{"witness", "-node-id", "w", "-raft-addr", rw, "-join", a1 + "," + a2, "-data-dir", t.TempDir()}
-	c.wenv = append(append(os.Environ(), "SVC_SHARED_TOKEN="+haToken), env...)
-	c.wlogs = &strings.Builder{}
-	c.startWitness(t)
-	t.Cleanup(func() {
-		_ = c.witness.Process.Kill()
-		_, _ = c.witness.Process.Wait()
-		if t.Failed() {
-			c.wmu.Lock()
-			t.Logf("witness log:\n%s", c.wlogs.String())
-			c.wmu.Unlock()
-			t.Logf("n1 log:\n%s", c.n1.Logs())
-			t.Logf("n2 log:\n%s", c.n2.Logs())
-		}
-	})
-	waitTB(t, 20*time.Second, "three cluster members", func() bool {
-		var env struct {
-			Data struct {
-				Members []struct{ NodeID, Role, Kind string } `json:"members"`
-			} `json:"data"`
-		}
-		r := c.n1.Do("GET", "/v1/cluster", nil)
-		if r.Status != 200 || json.Unmarshal(r.Body, &env) != nil {
-			return false
-		}
-		return len(env.Data.Members) == 3
-	})
-	return c
+	c := harness.StartCluster(t, env)
+	return &haCluster{Cluster: c, n1: c.N1, n2: c.N2}
 }
 
-type lockedWriter struct {
-	mu *sync.Mutex
-	b  *strings.Builder
-}
-
-func (w lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
+// stop kills every process of the cluster now (benchmarks start many).
+func (c *haCluster) stop() { c.Stop() }
 
 func role(t *testing.T, d *harness.Daemon) (string, string) {
 	t.Helper()
@@ -310,15 +245,10 @@ func TestHARollingRestartUnderLoad(t *testing.T) {
 		}(i)
 	}
 	// The witness first: SIGTERM, start again on its data dir.
-	runs := func() int {
-		c.wmu.Lock()
-		defer c.wmu.Unlock()
-		return strings.Count(c.wlogs.String(), "witness running")
-	}
+	runs := func() int { return strings.Count(c.WitnessLogs(), "witness running") }
 	before := runs()
-	_ = c.witness.Process.Signal(syscall.SIGTERM)
-	_, _ = c.witness.Process.Wait()
-	c.startWitness(t)
+	c.SignalWitness(syscall.SIGTERM)
+	c.StartWitness(t)
 	waitUntil(t, 20*time.Second, "the witness to run again", func() bool { return runs() > before })
 	for _, d := range []*harness.Daemon{c.n2, c.n1} {
 		if err := d.Terminate(10 * time.Second); err != nil {
@@ -404,15 +334,4 @@ func TestHARecoverLoneSurvivor(t *testing.T) {
 }
 
 // memberCount is how many members a node's GET /v1/cluster lists.
-func memberCount(d *harness.Daemon) int {
-	var env struct {
-		Data struct {
-			Members []struct{ NodeID string } `json:"members"`
-		} `json:"data"`
-	}
-	r := d.Do("GET", "/v1/cluster", nil)
-	if r.Status != 200 || json.Unmarshal(r.Body, &env) != nil {
-		return 0
-	}
-	return len(env.Data.Members)
-}
+func memberCount(d *harness.Daemon) int { return harness.MemberCount(d) }

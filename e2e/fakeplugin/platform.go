@@ -88,6 +88,12 @@ func (p *Platform) stream(w http.ResponseWriter, r *http.Request) {
 	}
 	delay, _ := strconv.Atoi(r.URL.Query().Get("delay_ms"))
 	stamp := r.URL.Query().Get("stamp") == "1"
+	// tag is appended to every chunk, so a caller can tell its stream from
+	// another's (the chaos run's wrong-caller check).
+	tag := r.URL.Query().Get("tag")
+	if tag != "" {
+		tag = " " + tag
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	rc := http.NewResponseController(w)
 	for i := 1; i <= n; i++ {
@@ -95,7 +101,7 @@ func (p *Platform) stream(w http.ResponseWriter, r *http.Request) {
 		if stamp {
 			_, err = fmt.Fprintf(w, "data: t=%d\n\n", time.Now().UnixNano())
 		} else {
-			_, err = fmt.Fprintf(w, "data: chunk %d\n\n", i)
+			_, err = fmt.Fprintf(w, "data: chunk %d%s\n\n", i, tag)
 		}
 		if err != nil {
 			return

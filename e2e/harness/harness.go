@@ -57,6 +57,22 @@ func Binary(t testing.TB) string {
 	return binPath
 }
 
+// BinaryCopy copies the binary to dir/name, for a long run whose
+// processes must not match a name-based kill (`pkill -f "svcd serve"`,
+// `killall svcd`) that other test processes on a shared machine may send.
+func BinaryCopy(t testing.TB, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(Binary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // Main runs a test package's tests, then removes the binary Binary built.
 // Call it from TestMain: os.Exit(harness.Main(m)).
 func Main(m *testing.M) int {
@@ -110,6 +126,9 @@ type Options struct {
 	// ["ip", "netns", "exec", "NS"] for a node in a network namespace.
 	Prefix []string
 	Env    []string // extra KEY=VALUE pairs
+	// Bin runs another copy of the binary (default Binary(t)): see
+	// BinaryCopy.
+	Bin string
 }
 
 // Daemon is one running `svcd serve`.
@@ -186,7 +205,11 @@ func (d *Daemon) launch() error {
 	t.Helper()
 	d.URL = "http://" + d.Addr
 	args := append([]string{"serve", "-listen", d.Addr, "-data-dir", d.DataDir}, d.opts.Args...)
-	argv := append(append([]string{}, d.opts.Prefix...), append([]string{Binary(t)}, args...)...)
+	bin := d.opts.Bin
+	if bin == "" {
+		bin = Binary(t)
+	}
+	argv := append(append([]string{}, d.opts.Prefix...), append([]string{bin}, args...)...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	if d.agentdAddr == "" {
 		// agentd runs by default: give each daemon its own port for it (kept
@@ -416,4 +439,29 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Get fetches url within timeout and returns the body of a 200 answer; any
+// other status or a transport error is an error. Unlike Do it never fails
+// the test, for pollers that run while nodes are killed.
+func Get(url string, timeout time.Duration) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return b, fmt.Errorf("GET %s: status %d", url, resp.StatusCode)
+	}
+	return b, nil
 }

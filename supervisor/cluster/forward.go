@@ -35,6 +35,10 @@ func (c *Cluster) Forward(w http.ResponseWriter, r *http.Request) {
 			pr.Out.Header.Set(ForwardedByHeader, c.opts.NodeID)
 		},
 		FlushInterval: -1, // stream SSE answers as they come
+		ModifyResponse: func(resp *http.Response) error {
+			guardSSE(resp, id, addr)
+			return nil
+		},
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			api.WriteError(w, api.Unavailable("leader_unreachable", "forwarding to the leader %s at %s failed: %v; retry", id, addr, err).
 				WithDetails(map[string]any{"leader_id": id, "leader_api": addr}))
