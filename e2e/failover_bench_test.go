@@ -23,7 +23,7 @@ import (
 // witness won and handed over).
 func BenchmarkPerfP9Failover(b *testing.B) {
 	c := startHAClusterEnv(b, []string{"SVC_LOG_LEVEL=info"})
-	defer c.stop()
+	defer c.Stop()
 	client := &http.Client{Timeout: 2 * time.Second}
 	write := func(d *harness.Daemon) bool {
 		req, _ := http.NewRequest("POST", d.URL+"/v1/system/pause", strings.NewReader(`{"reason":"p9"}`))
@@ -88,9 +88,7 @@ func BenchmarkPerfP9Failover(b *testing.B) {
 		subj = append(subj, time.Since(t0))
 		leader.Restart()
 	}
-	c.wmu.Lock()
-	witnessWon := strings.Count(c.wlogs.String(), "the witness won an election")
-	c.wmu.Unlock()
+	witnessWon := strings.Count(c.WitnessLogs(), "the witness won an election")
 	sorted := append([]time.Duration(nil), subj...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
