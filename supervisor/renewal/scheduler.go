@@ -147,31 +147,41 @@ func (d *Driver) Apply(ctx context.Context, typ string, payload any) ([]byte, bo
 	return b, false, err
 }
 
-// View implements scheduler.Host.
+// View implements scheduler.Host. It holds what a tick can act on: the
+// open jobs and the auto conversations that either have one or have been
+// quiet for idle_after (the engine projects for those and skips the rest).
+// It reads the FSM's auto index, so a tick over thousands of conversations
+// none of which is due visits the auto ones only and sends the worker none.
 func (d *Driver) View(ctx context.Context) (scheduler.View, error) {
 	v := scheduler.View{Mode: d.mode()}
+	quietSince := time.Now().Add(-time.Duration(d.settings.IdleAfterMs) * time.Millisecond)
 	d.store.w.Read(func(st *raftstore.State) {
 		lastJob := map[string]time.Time{}
+		open := map[string]bool{}
 		for _, j := range st.Jobs.ByID {
 			switch j.Status {
 			case raftstore.JobPending, raftstore.JobRunning:
 				v.Jobs = append(v.Jobs, scheduler.Job{ID: j.ID, LocalID: j.LocalID, Status: j.Status, DueAt: j.DueAt})
+				open[j.LocalID] = true
 			default:
 				if j.FinishedAt != nil && j.FinishedAt.After(lastJob[j.LocalID]) {
 					lastJob[j.LocalID] = *j.FinishedAt
 				}
 			}
 		}
-		for _, c := range st.Conversations.ByID {
+		st.Conversations.EachAuto(func(c *raftstore.Conversation) {
 			last := c.LastAIMessageAt
 			if t := lastJob[c.LocalID]; t.After(last) {
 				last = t
+			}
+			if !open[c.LocalID] && (last.IsZero() || last.After(quietSince)) {
+				return // nothing for the tick to do with it
 			}
 			v.Conversations = append(v.Conversations, scheduler.Conversation{
 				LocalID: c.LocalID, AutomationStatus: c.AutomationStatus, ExecutionState: c.ExecutionState,
 				LastActivityAt: last, Linked: c.ClientID != "", Reachable: c.ClientID != "" && d.reachable(c.ClientID),
 			})
-		}
+		})
 	})
 	return v, nil
 }
