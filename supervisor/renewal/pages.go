@@ -3,6 +3,7 @@ package renewal
 import (
 	"container/heap"
 	"encoding/base64"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -104,4 +105,37 @@ func (h *pageHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// Automation is every linked conversation's automation view (the plugins'
+// state_snapshot.browser.automation_conversations and GET /v1/browser),
+// most recently updated first like List. It copies the five fields it
+// needs, not every record whole: with thousands of conversations this runs
+// on every state_snapshot push and every read of the browser model.
+func (s *Store) Automation() []bridgeproto.AutomationConversation {
+	type entry struct {
+		at time.Time
+		v  bridgeproto.AutomationConversation
+	}
+	var all []entry
+	s.w.Read(func(st *raftstore.State) {
+		all = make([]entry, 0, len(st.Conversations.ByID))
+		for _, c := range st.Conversations.ByID {
+			if c.RemoteID == "" {
+				continue // never linked to a plugin conversation
+			}
+			all = append(all, entry{c.UpdatedAt, bridgeproto.AutomationConversation{
+				LocalConversationID: c.LocalID, RemoteConversationID: c.RemoteID, Platform: c.Platform,
+				AutomationStatus: c.AutomationStatus, PauseReason: c.PauseReason,
+			}})
+		}
+	})
+	sort.Slice(all, func(i, j int) bool {
+		return before(all[i].at, all[i].v.LocalConversationID, all[j].at, all[j].v.LocalConversationID)
+	})
+	out := make([]bridgeproto.AutomationConversation, len(all))
+	for i, e := range all {
+		out[i] = e.v
+	}
+	return out
 }

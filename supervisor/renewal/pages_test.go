@@ -108,3 +108,32 @@ func FuzzParseCursor(f *testing.F) {
 		}
 	})
 }
+
+// Automation holds the linked conversations in List's order, with the
+// fields List has for them; a conversation never linked is not in it.
+func TestAutomationIsTheLinkedPartOfList(t *testing.T) {
+	ctx := testCtx(t)
+	s := New(statewrite.Writer{Node: raftstoretest.Node(t)})
+	for i := 0; i < 12; i++ {
+		autoConv(t, s, fmt.Sprintf("c%02d", i))
+	}
+	if _, err := s.SetStatus(ctx, "never-linked", raftstore.AutoPaused, "why"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetStatus(ctx, "c03", raftstore.AutoPaused, "held"); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, c := range s.List() {
+		if c.RemoteID != "" {
+			want = append(want, fmt.Sprintf("%s %s %s %s %s", c.LocalID, c.RemoteID, c.Platform, c.AutomationStatus, c.PauseReason))
+		}
+	}
+	var got []string
+	for _, a := range s.Automation() {
+		got = append(got, fmt.Sprintf("%s %s %s %s %s", a.LocalConversationID, a.RemoteConversationID, a.Platform, a.AutomationStatus, a.PauseReason))
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(got) != 12 || got[0] != "c03 r-c03 platform_a paused held" {
+		t.Fatalf("automation:\n%v\nlist says:\n%v", got, want)
+	}
+}
