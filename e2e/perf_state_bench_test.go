@@ -98,7 +98,7 @@ const mb = 1 << 20
 // one; S2 the list routes' p50 on both; S3-RSS the daemons' RSS.
 func BenchmarkPerfS(b *testing.B) {
 	large, empty := b.TempDir(), b.TempDir()
-	n, took, cmds := buildScaledState(b, raftstoretest.LargeScale(), raftstore.Config{DataDir: large})
+	n, took, cmds := buildScaledState(b, raftstoretest.LargeScale().Divided(), raftstore.Config{DataDir: large})
 	if err := n.Shutdown(); err != nil {
 		b.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func BenchmarkPerfS4Snapshot(b *testing.B) {
 		return n
 	}
 	de, dl := filepath.Join(b.TempDir(), "e"), filepath.Join(b.TempDir(), "l")
-	le, ll := open(de, raftstoretest.Scale{}), open(dl, raftstoretest.LargeScale())
+	le, ll := open(de, raftstoretest.Scale{}), open(dl, raftstoretest.LargeScale().Divided())
 	snapSize := func(dir string) int64 {
 		var newest string
 		var size int64

@@ -3,6 +3,8 @@ package raftstoretest
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,6 +29,19 @@ type Scale struct {
 // renewal conversations (half auto), 2,000 browser records, 5,000 jobs.
 func LargeScale() Scale {
 	return Scale{Tasks: 100_000, LogLines: 4, Conversations: 10_000, Auto: 5_000, Browser: 2_000, Jobs: 5_000}
+}
+
+// ScaleDivEnv divides LargeScale's counts (SVC_BENCH_STATE_DIV=100 for a
+// quick run of the state figures); unset or < 2 leaves them.
+const ScaleDivEnv = "SVC_BENCH_STATE_DIV"
+
+// Divided is s with every count divided by SVC_BENCH_STATE_DIV (if set).
+func (s Scale) Divided() Scale {
+	d, err := strconv.Atoi(os.Getenv(ScaleDivEnv))
+	if err != nil || d < 2 {
+		return s
+	}
+	return Scale{Tasks: s.Tasks / d, LogLines: s.LogLines, Conversations: s.Conversations / d, Auto: s.Auto / d, Browser: s.Browser / d, Jobs: s.Jobs / d}
 }
 
 // Applier is the write path Fill uses: raftstore.Node.Apply.

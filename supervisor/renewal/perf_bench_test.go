@@ -28,7 +28,7 @@ func BenchmarkPerfS3Tick(b *testing.B) {
 		return d
 	}
 	de := driver(raftstoretest.Scale{})
-	dl := driver(raftstoretest.Scale{Conversations: 10_000, Auto: 10_000, Jobs: 5_000})
+	dl := driver(raftstoretest.Scale{Conversations: 10_000, Auto: 10_000, Jobs: 5_000}.Divided())
 	tick := func(d *Driver) func() {
 		return func() {
 			d.once(ctx)
