@@ -216,9 +216,14 @@ func BenchmarkPerfS4Snapshot(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer f.Shutdown()
+		// AddVoter returns once the new configuration is committed, which
+		// with two voters needs the standby to hold it: allow for a loaded
+		// machine (raftstore's own default is 10 s).
+		actx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
 		t0 := time.Now()
-		if err := leader.AddVoter(ctx, raftstore.ClusterMember{NodeID: id, RaftAddr: addr, Kind: raftstore.KindNode}); err != nil {
-			b.Fatal(err)
+		if err := leader.AddVoter(actx, raftstore.ClusterMember{NodeID: id, RaftAddr: addr, Kind: raftstore.KindNode}); err != nil {
+			b.Fatalf("add standby %s: %v", id, err)
 		}
 		want := leader.AppliedIndex()
 		for f.AppliedIndex() < want {
