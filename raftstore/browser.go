@@ -249,10 +249,26 @@ func (b *BrowserState) record(clientID, browser, platform, account, host string,
 }
 
 // evictOldest deletes the entries with the oldest times until at most keep
-// remain. Ties break on the key so every replica evicts the same entries.
-func evictOldest[T any](m map[string]T, keep int, when func(T) time.Time) {
+// remain, and returns their keys. Ties break on the key so every replica
+// evicts the same entries.
+func evictOldest[T any](m map[string]T, keep int, when func(T) time.Time) []string {
 	if len(m) <= keep {
-		return
+		return nil
+	}
+	if len(m) == keep+1 {
+		// The usual case (one entry in, one out at the bound): a linear
+		// scan for the oldest, not a sort of the whole area per insert.
+		var oldest string
+		var at time.Time
+		first := true
+		for k, v := range m {
+			t := when(v)
+			if first || t.Before(at) || (t.Equal(at) && k < oldest) {
+				oldest, at, first = k, t, false
+			}
+		}
+		delete(m, oldest)
+		return []string{oldest}
 	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -265,9 +281,11 @@ func evictOldest[T any](m map[string]T, keep int, when func(T) time.Time) {
 		}
 		return keys[i] < keys[j]
 	})
-	for _, k := range keys[:len(m)-keep] {
+	gone := keys[:len(m)-keep]
+	for _, k := range gone {
 		delete(m, k)
 	}
+	return gone
 }
 
 func needID(name, v string) error {

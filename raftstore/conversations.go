@@ -32,7 +32,9 @@ const (
 )
 
 // MaxConversations bounds the area; the least recently updated go first.
-const MaxConversations = 4096
+// It holds issue 24's 10,000 conversations with room to spare: the tick and
+// the list route no longer scan the whole area (see ConversationsState).
+const MaxConversations = 16384
 
 // seenMessages is how many recent message ids a conversation remembers to
 // tell a repeat from a new reply.
@@ -41,13 +43,42 @@ const seenMessages = 64
 // ConversationsState is the renewal area of the FSM.
 type ConversationsState struct {
 	ByID map[string]*Conversation `json:"by_id"`
+	// auto indexes the conversations whose automation_status is auto, so
+	// the renewal tick reads those instead of scanning the whole area. It is
+	// derived from ByID (not in snapshots): normalize rebuilds it on restore
+	// and every handler that changes a status or drops a record keeps it.
+	auto map[string]*Conversation
 }
 
 func (c *ConversationsState) normalize() {
 	if c.ByID == nil {
 		c.ByID = map[string]*Conversation{}
 	}
+	c.auto = map[string]*Conversation{}
+	for _, cv := range c.ByID {
+		c.index(cv)
+	}
 }
+
+// index files cv in the auto index by its status now.
+func (c *ConversationsState) index(cv *Conversation) {
+	if cv.AutomationStatus == AutoAuto {
+		c.auto[cv.LocalID] = cv
+	} else {
+		delete(c.auto, cv.LocalID)
+	}
+}
+
+// EachAuto calls fn for every auto conversation (in no order), without
+// visiting the others. Like all of State, only inside Node.Read.
+func (c *ConversationsState) EachAuto(fn func(cv *Conversation)) {
+	for _, cv := range c.auto {
+		fn(cv)
+	}
+}
+
+// AutoCount is how many conversations are auto.
+func (c *ConversationsState) AutoCount() int { return len(c.auto) }
 
 // Conversation is one renewal conversation record.
 type Conversation struct {
@@ -154,7 +185,9 @@ func (s *State) conv(l ConvLink, at time.Time) (*Conversation, error) {
 	}
 	cv := s.Conversations.ByID[l.LocalID]
 	if cv == nil {
-		evictOldest(s.Conversations.ByID, MaxConversations-1, func(c *Conversation) time.Time { return c.UpdatedAt })
+		for _, gone := range evictOldest(s.Conversations.ByID, MaxConversations-1, func(c *Conversation) time.Time { return c.UpdatedAt }) {
+			delete(s.Conversations.auto, gone)
+		}
 		cv = &Conversation{LocalID: l.LocalID, AutomationStatus: AutoManual, ExecutionState: ExecIdle, CreatedAt: at}
 		s.Conversations.ByID[l.LocalID] = cv
 	}
@@ -275,6 +308,7 @@ func applyConvAutomation(s *State, c Command) (any, error) {
 		cv.ConsecutiveFailureCount, cv.RepeatedRenewalCount = 0, 0
 	}
 	cv.AutomationStatus = status
+	s.Conversations.index(cv)
 	return *cv, nil
 }
 

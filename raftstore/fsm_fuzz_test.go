@@ -70,6 +70,9 @@ func FuzzCommandSequences(f *testing.F) {
 				}
 				continue
 			}
+			if err := checkIndexes(s, true); err != nil {
+				t.Fatalf("after %s %q: %v", typ, op[1:], err)
+			}
 			open := map[string]string{}
 			for id, j := range s.Jobs.ByID {
 				if j.Status != JobPending && j.Status != JobRunning {

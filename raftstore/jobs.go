@@ -2,7 +2,6 @@ package raftstore
 
 import (
 	"fmt"
-	"sort"
 	"time"
 )
 
@@ -208,6 +207,7 @@ func applyJobFinish(s *State, c Command) (any, error) {
 				cv.PauseReason = fmt.Sprintf("%d renewal deliveries failed in a row (last: %s); paused automatically", cv.ConsecutiveFailureCount, clipText(j.LastError, 200))
 			}
 		}
+		s.Conversations.index(cv)
 	}
 	s.Jobs.compact()
 	return *j, nil
@@ -257,19 +257,8 @@ func applyTickRecord(s *State, c Command) (any, error) {
 	return s.Jobs.Ticks, nil
 }
 
-// compact drops the oldest finished jobs beyond MaxFinishedJobs.
+// compact drops the oldest finished jobs beyond MaxFinishedJobs (one pass
+// at the bound, see TasksState.compact).
 func (j *JobsState) compact() {
-	var finished []*RenewalJob
-	for _, x := range j.ByID {
-		if x.FinishedAt != nil {
-			finished = append(finished, x)
-		}
-	}
-	if len(finished) <= MaxFinishedJobs {
-		return
-	}
-	sort.Slice(finished, func(a, b int) bool { return finished[a].FinishedAt.Before(*finished[b].FinishedAt) })
-	for _, x := range finished[:len(finished)-MaxFinishedJobs] {
-		delete(j.ByID, x.ID)
-	}
+	dropOldest(j.ByID, MaxFinishedJobs, func(x *RenewalJob) *time.Time { return x.FinishedAt })
 }

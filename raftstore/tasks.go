@@ -3,6 +3,8 @@ package raftstore
 import (
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -37,12 +39,72 @@ const (
 type TasksState struct {
 	Seq  uint64           `json:"seq"`
 	ByID map[string]*Task `json:"by_id"`
+	// order indexes the tasks by their sequence number (start order), oldest
+	// first: the list route walks it from the newest end and stops at its
+	// limit instead of sorting every task. Entries of compacted tasks stay
+	// until prune drops them. Derived from ByID (not in snapshots):
+	// normalize rebuilds it on restore.
+	order []*Task
+	dead  int // entries of order no longer in ByID
 }
 
 func (t *TasksState) normalize() {
 	if t.ByID == nil {
 		t.ByID = map[string]*Task{}
 	}
+	t.order, t.dead = make([]*Task, 0, len(t.ByID)), 0
+	for _, x := range t.ByID {
+		t.order = append(t.order, x)
+	}
+	sort.Slice(t.order, func(i, j int) bool { return TaskSeq(t.order[i].ID) < TaskSeq(t.order[j].ID) })
+}
+
+// TaskSeq is the sequence number in a task id ("task-42" is 42; 0 for
+// anything else). Tasks start in sequence order.
+func TaskSeq(id string) uint64 {
+	rest, ok := strings.CutPrefix(id, "task-")
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseUint(rest, 10, 64)
+	if err != nil || strconv.FormatUint(n, 10) != rest {
+		return 0
+	}
+	return n
+}
+
+// Newest calls fn for each task whose sequence number is below before (0:
+// no bound), newest first, until fn returns false. Like all of State, only
+// inside Node.Read.
+func (t *TasksState) Newest(before uint64, fn func(x *Task) bool) {
+	i := len(t.order)
+	if before > 0 {
+		i = sort.Search(len(t.order), func(k int) bool { return TaskSeq(t.order[k].ID) >= before })
+	}
+	for i--; i >= 0; i-- {
+		x := t.order[i]
+		if t.ByID[x.ID] != x {
+			continue // compacted
+		}
+		if !fn(x) {
+			return
+		}
+	}
+}
+
+// prune drops index entries of compacted tasks once they are half of it.
+func (t *TasksState) prune() {
+	if t.dead*2 < len(t.order) {
+		return
+	}
+	live := t.order[:0]
+	for _, x := range t.order {
+		if t.ByID[x.ID] == x {
+			live = append(live, x)
+		}
+	}
+	clear(t.order[len(live):])
+	t.order, t.dead = live, 0
 }
 
 // Task is one task record.
@@ -123,10 +185,12 @@ func applyTaskStart(s *State, c Command) (any, error) {
 	s.Tasks.Seq++
 	id := fmt.Sprintf("task-%d", s.Tasks.Seq)
 	run := fmt.Sprintf("run-%d-1", s.Tasks.Seq)
-	s.Tasks.ByID[id] = &Task{
+	x := &Task{
 		ID: id, Kind: p.Kind, Title: clipText(p.Title, 256), Status: TaskRunning, Source: p.Source, Conversation: p.Conversation,
 		CreatedAt: c.At, UpdatedAt: c.At, Runs: []TaskRun{{RunID: run, Status: TaskRunning, StartedAt: c.At, Logs: []LogLine{}}},
 	}
+	s.Tasks.ByID[id] = x
+	s.Tasks.order = append(s.Tasks.order, x)
 	return TaskRef{TaskID: id, RunID: run}, nil
 }
 
@@ -190,21 +254,56 @@ func applyTaskFinish(s *State, c Command) (any, error) {
 }
 
 // compact drops the oldest finished tasks beyond MaxFinishedTasks, so the
-// FSM (and every snapshot) stays bounded however long the daemon runs.
+// FSM (and every snapshot) stays bounded however long the daemon runs. At
+// the bound one finish drops one task: a single pass finds it, instead of a
+// sort of every finished task per finish (which made replaying a log of
+// finishes after a restart cost a sort each). Ties go by task id, so every
+// replica drops the same task.
 func (t *TasksState) compact() {
-	var finished []*Task
-	for _, x := range t.ByID {
-		if x.FinishedAt != nil {
-			finished = append(finished, x)
+	t.dead += dropOldest(t.ByID, MaxFinishedTasks, func(x *Task) *time.Time { return x.FinishedAt })
+	t.prune()
+}
+
+// dropOldest deletes the entries with the oldest finish times (nil: not
+// finished, never dropped) until at most keep finished ones remain, and says
+// how many it dropped.
+func dropOldest[T any](m map[string]T, keep int, finished func(T) *time.Time) int {
+	type entry struct {
+		key string
+		at  time.Time
+	}
+	before := func(a, b entry) bool { return a.at.Before(b.at) || (a.at.Equal(b.at) && a.key < b.key) }
+	n := 0
+	var oldest entry
+	for k, v := range m {
+		at := finished(v)
+		if at == nil {
+			continue
+		}
+		e := entry{k, *at}
+		if n == 0 || before(e, oldest) {
+			oldest = e
+		}
+		n++
+	}
+	switch {
+	case n <= keep:
+		return 0
+	case n == keep+1:
+		delete(m, oldest.key)
+		return 1
+	}
+	all := make([]entry, 0, n)
+	for k, v := range m {
+		if at := finished(v); at != nil {
+			all = append(all, entry{k, *at})
 		}
 	}
-	if len(finished) <= MaxFinishedTasks {
-		return
+	sort.Slice(all, func(i, j int) bool { return before(all[i], all[j]) })
+	for _, e := range all[:n-keep] {
+		delete(m, e.key)
 	}
-	sort.Slice(finished, func(i, j int) bool { return finished[i].FinishedAt.Before(*finished[j].FinishedAt) })
-	for _, x := range finished[:len(finished)-MaxFinishedTasks] {
-		delete(t.ByID, x.ID)
-	}
+	return n - keep
 }
 
 func clipText(s string, n int) string {

@@ -276,18 +276,8 @@ func (h bridgeHost) SetMode(ctx context.Context, mode, by, reason string) (syste
 // AutomationConversations is every linked conversation's automation view,
 // for state_snapshot.browser.automation_conversations (plugin overlays).
 func (h bridgeHost) AutomationConversations() []bridgeproto.AutomationConversation {
-	out := []bridgeproto.AutomationConversation{}
 	if h.s.convs == nil {
-		return out
+		return []bridgeproto.AutomationConversation{}
 	}
-	for _, c := range h.s.convs.List() {
-		if c.RemoteID == "" {
-			continue // never linked to a plugin conversation
-		}
-		out = append(out, bridgeproto.AutomationConversation{
-			LocalConversationID: c.LocalID, RemoteConversationID: c.RemoteID, Platform: c.Platform,
-			AutomationStatus: c.AutomationStatus, PauseReason: c.PauseReason,
-		})
-	}
-	return out
+	return h.s.convs.Automation()
 }

@@ -36,7 +36,7 @@ func TestIngestFromClientCarriesOnlyTheClientsScope(t *testing.T) {
 			t.Fatalf("injection without a plugin: id %q, error %q", res.InjectID, res.InjectError)
 		}
 	}
-	list := s.tasks.List("", 10)
+	list, _ := s.tasks.List("", 10, "")
 	if len(list) != 2 || list[0].Kind != "instruction_batch" || list[0].Status != "failed" || !strings.HasPrefix(list[0].Summary, "partially_failed: ") {
 		t.Fatalf("tasks: %+v", list)
 	}

@@ -95,9 +95,10 @@ func (s *Server) renewalRoutes() []Route {
 			Summary:  "The scheduler: whether this node ticks (leader only), its settings, the last tick's result and error, and the durable tick record (total, skipped_system_paused, last times).",
 			Handle:   s.handleScheduler},
 		{Method: http.MethodGet, Path: "/v1/renewal/conversations", Name: "renewal.conversations", Area: "renewal", Scope: ScopeBusiness, Kind: KindRead,
-			Query:    []Field{{Name: "limit", Type: "integer", Default: 100, Note: "1 to 1000"}},
-			Response: map[string]any{}, Errors: openapi.Codes{http.StatusUnprocessableEntity: {"invalid_query"}, http.StatusBadRequest: {"invalid_query"}},
-			Summary: "Renewal conversations, most recently updated first (fields as in the single read).",
+			Query: []Field{{Name: "limit", Type: "integer", Default: 100, Note: "1 to 1000"},
+				{Name: "cursor", Type: "string", Note: "next_cursor of the previous page (422 invalid_cursor if it is not one)"}},
+			Response: map[string]any{}, Errors: openapi.Codes{http.StatusUnprocessableEntity: {"invalid_query", "invalid_cursor"}, http.StatusBadRequest: {"invalid_query"}},
+			Summary: "Renewal conversations, most recently updated first (fields as in the single read); total counts them all; next_cursor pages on (absent on the last page; a conversation updated while paging moves to the front and is on no later page).",
 			Handle:  s.handleConvList},
 		{Method: http.MethodGet, Path: path, Name: "renewal.conversation", Area: "renewal", Scope: ScopeBusiness, Kind: KindRead,
 			Response: raftstore.Conversation{}, Errors: openapi.Codes{http.StatusUnprocessableEntity: {"invalid_local_conversation_id"}, http.StatusNotFound: {"unknown_conversation"}},
@@ -142,12 +143,20 @@ func (s *Server) handleConvList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	all := s.convs.List()
-	total := len(all)
-	if len(all) > limit {
-		all = all[:limit]
+	var after *renewal.Cursor
+	if c, given := r.URL.Query()["cursor"]; given {
+		cur, ok := renewal.ParseCursor(c[0])
+		if !ok {
+			return api.Unprocessable("invalid_cursor", "cursor must be the next_cursor of a previous page")
+		}
+		after = &cur
 	}
-	api.WriteOK(w, map[string]any{"conversations": all, "count": len(all), "total": total})
+	page, next, total := s.convs.Page(limit, after)
+	out := map[string]any{"conversations": page, "count": len(page), "total": total}
+	if next != "" {
+		out["next_cursor"] = next
+	}
+	api.WriteOK(w, out)
 	return nil
 }
 

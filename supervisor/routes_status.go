@@ -76,7 +76,8 @@ func (s *Server) taskStatus() []status.Task {
 		return nil
 	}
 	var out []status.Task
-	for _, t := range s.tasks.List("", 10) {
+	recent, _ := s.tasks.List("", 10, "")
+	for _, t := range recent {
 		out = append(out, status.Task{ID: t.ID, Kind: t.Kind, Status: t.Status})
 	}
 	return out

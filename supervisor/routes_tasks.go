@@ -17,9 +17,10 @@ func (s *Server) taskRoutes() []Route {
 			Query: []Field{
 				{Name: "status", Type: "string", Note: "queued, running, succeeded, failed, canceled or skipped"},
 				{Name: "limit", Type: "integer", Default: tasks.DefaultLimit, Note: "1 to 500 (over: 422; not a number: 400)"},
+				{Name: "cursor", Type: "string", Note: "next_cursor of the previous page (422 invalid_cursor if it is not one)"},
 			},
-			Response: map[string]any{}, Errors: openapi.Codes{http.StatusUnprocessableEntity: {"invalid_query"}, http.StatusBadRequest: {"invalid_query"}},
-			Summary: "Tasks newest first: task_id, kind (instruction_batch …), status, source, local_conversation_id, summary, timestamps, run_ids. Finished tasks beyond the newest 1000 are compacted away.",
+			Response: map[string]any{}, Errors: openapi.Codes{http.StatusUnprocessableEntity: {"invalid_query", "invalid_cursor"}, http.StatusBadRequest: {"invalid_query"}},
+			Summary: "Tasks newest first (start order): task_id, kind (instruction_batch …), status, source, local_conversation_id, summary, timestamps, run_ids; next_cursor pages on (absent on the last page). Finished tasks beyond the newest 1000 are compacted away.",
 			Handle:  s.handleTaskList},
 		{Method: http.MethodGet, Path: "/v1/tasks/{task_id}", Name: "tasks.get", Area: "tasks", Scope: ScopeBusiness, Kind: KindRead,
 			Response: raftstore.Task{}, Errors: openapi.Codes{http.StatusNotFound: {"unknown_task"}},
@@ -50,11 +51,19 @@ func (s *Server) handleTaskList(w http.ResponseWriter, r *http.Request) error {
 	if status != "" && !raftstore.ValidTaskStatus(status) {
 		return api.Unprocessable("invalid_query", "status must be queued, running, succeeded, failed, canceled or skipped")
 	}
-	list := s.tasks.List(status, limit)
+	cursor := r.URL.Query().Get("cursor")
+	if _, given := r.URL.Query()["cursor"]; given && !tasks.ValidCursor(cursor) {
+		return api.Unprocessable("invalid_cursor", "cursor must be the next_cursor of a previous page (a task_id such as task-42)")
+	}
+	list, next := s.tasks.List(status, limit, cursor)
 	if list == nil {
 		list = []tasks.Summary{}
 	}
-	api.WriteOK(w, map[string]any{"tasks": list, "count": len(list), "limit": limit})
+	out := map[string]any{"tasks": list, "count": len(list), "limit": limit}
+	if next != "" {
+		out["next_cursor"] = next
+	}
+	api.WriteOK(w, out)
 	return nil
 }
 

@@ -150,31 +150,51 @@ func (d *Driver) Apply(ctx context.Context, typ string, payload any) ([]byte, bo
 	return b, false, err
 }
 
-// View implements scheduler.Host.
+// View implements scheduler.Host. It holds what a tick can act on: the
+// open jobs and the auto conversations that either have one or have been
+// quiet for idle_after (the engine projects for those and skips the rest).
+// It reads the FSM's auto index, so a tick over thousands of conversations
+// none of which is due visits the auto ones only and sends the worker none.
 func (d *Driver) View(ctx context.Context) (scheduler.View, error) {
 	v := scheduler.View{Mode: d.mode()}
+	quietSince := time.Now().Add(-time.Duration(d.settings.IdleAfterMs) * time.Millisecond)
 	d.store.w.Read(func(st *raftstore.State) {
-		lastJob := map[string]time.Time{}
+		open := map[string]bool{}
 		for _, j := range st.Jobs.ByID {
-			switch j.Status {
-			case raftstore.JobPending, raftstore.JobRunning:
+			if j.Status == raftstore.JobPending || j.Status == raftstore.JobRunning {
 				v.Jobs = append(v.Jobs, scheduler.Job{ID: j.ID, LocalID: j.LocalID, Status: j.Status, DueAt: j.DueAt})
-			default:
-				if j.FinishedAt != nil && j.FinishedAt.After(lastJob[j.LocalID]) {
-					lastJob[j.LocalID] = *j.FinishedAt
-				}
+				open[j.LocalID] = true
 			}
 		}
-		for _, c := range st.Conversations.ByID {
+		// The last finished job of each conversation counts as activity
+		// too; it is gathered only once a conversation whose last AI reply
+		// is old enough needs it (a reply newer than quietSince already
+		// makes a conversation not quiet).
+		var lastJob map[string]time.Time
+		st.Conversations.EachAuto(func(c *raftstore.Conversation) {
+			if !open[c.LocalID] && c.LastAIMessageAt.After(quietSince) {
+				return // nothing for the tick to do with it
+			}
+			if lastJob == nil {
+				lastJob = map[string]time.Time{}
+				for _, j := range st.Jobs.ByID {
+					if j.FinishedAt != nil && j.FinishedAt.After(lastJob[j.LocalID]) {
+						lastJob[j.LocalID] = *j.FinishedAt
+					}
+				}
+			}
 			last := c.LastAIMessageAt
 			if t := lastJob[c.LocalID]; t.After(last) {
 				last = t
+			}
+			if !open[c.LocalID] && (last.IsZero() || last.After(quietSince)) {
+				return
 			}
 			v.Conversations = append(v.Conversations, scheduler.Conversation{
 				LocalID: c.LocalID, AutomationStatus: c.AutomationStatus, ExecutionState: c.ExecutionState,
 				LastActivityAt: last, Linked: c.ClientID != "", Reachable: c.ClientID != "" && d.reachable(c.ClientID),
 			})
-		}
+		})
 	})
 	return v, nil
 }

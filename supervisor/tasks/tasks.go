@@ -5,7 +5,6 @@ package tasks
 
 import (
 	"context"
-	"sort"
 
 	"github.com/svcd/svcd/raftstore"
 )
@@ -78,33 +77,48 @@ type Summary struct {
 	RunIDs []string `json:"run_ids"`
 }
 
-// List returns tasks newest first, optionally with one status, at most limit.
-func (s *Store) List(status string, limit int) []Summary {
-	var out []Summary
+// List returns tasks newest first (in start order), optionally with one
+// status, at most limit, from the FSM's task index: it visits the newest
+// tasks until limit match, not every task. after is a cursor (a task_id a
+// previous page ended with; "" for the first page): the page holds the
+// tasks started before it. next is the cursor of the page after this one,
+// "" when there is none. A task started while a client pages is on no later
+// page (it is newer than the cursor); every other task still kept is on
+// exactly one page.
+func (s *Store) List(status string, limit int, after string) (out []Summary, next string) {
+	before := uint64(0)
+	if after != "" {
+		before = raftstore.TaskSeq(after)
+	}
+	more := false
 	s.w.Read(func(st *raftstore.State) {
-		for _, t := range st.Tasks.ByID {
+		st.Tasks.Newest(before, func(t *raftstore.Task) bool {
 			if status != "" && t.Status != status {
-				continue
+				return true
+			}
+			if len(out) == limit {
+				more = true
+				return false
 			}
 			sum := Summary{Task: *t}
 			sum.Runs = nil
+			sum.RunIDs = make([]string, 0, len(t.Runs))
 			for _, r := range t.Runs {
 				sum.RunIDs = append(sum.RunIDs, r.RunID)
 			}
 			out = append(out, sum)
-		}
+			return true
+		})
 	})
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
-			return out[i].CreatedAt.After(out[j].CreatedAt)
-		}
-		return out[i].ID > out[j].ID
-	})
-	if len(out) > limit {
-		out = out[:limit]
+	if more {
+		next = out[len(out)-1].ID
 	}
-	return out
+	return out, next
 }
+
+// ValidCursor says whether c can be a cursor of List: a task id
+// (task-<n>), whether or not that task is still kept.
+func ValidCursor(c string) bool { return raftstore.TaskSeq(c) > 0 }
 
 // Get returns one task with its runs, without logs.
 func (s *Store) Get(id string) (raftstore.Task, bool) {

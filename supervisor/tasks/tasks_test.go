@@ -36,7 +36,7 @@ func TestStartRecordsARunningTaskWithItsSource(t *testing.T) {
 	if _, _, err := s.Start(ctx, "", "no kind"); err == nil {
 		t.Fatal("a task without a kind was started")
 	}
-	if got := s.List("", MaxLimit); len(got) != 1 {
+	if got, _ := s.List("", MaxLimit, ""); len(got) != 1 {
 		t.Fatalf("%d tasks after a refused start, want 1", len(got))
 	}
 }
@@ -95,7 +95,7 @@ func TestLogToUnknownRunChangesNothing(t *testing.T) {
 	if !ok || len(logs) != 1 || len(logs[0].Lines) != 0 {
 		t.Fatalf("logs: %+v %v", logs, ok)
 	}
-	if got := s.List("", MaxLimit); len(got) != 1 || got[0].Status != raftstore.TaskRunning {
+	if got, _ := s.List("", MaxLimit, ""); len(got) != 1 || got[0].Status != raftstore.TaskRunning {
 		t.Fatalf("tasks: %+v", got)
 	}
 }
@@ -112,7 +112,7 @@ func TestListFiltersAndLimits(t *testing.T) {
 		}
 		ids = append(ids, id)
 	}
-	all := s.List("", MaxLimit)
+	all, _ := s.List("", MaxLimit, "")
 	if len(all) != 5 || all[0].ID != ids[4] || all[4].ID != ids[0] {
 		t.Fatalf("list order: %v", summaryIDs(all))
 	}
@@ -121,10 +121,10 @@ func TestListFiltersAndLimits(t *testing.T) {
 			t.Fatalf("list entry carries runs or lacks run ids: %+v", x)
 		}
 	}
-	if got := s.List(raftstore.TaskSucceeded, MaxLimit); len(got) != 3 {
+	if got, _ := s.List(raftstore.TaskSucceeded, MaxLimit, ""); len(got) != 3 {
 		t.Fatalf("succeeded: %v", summaryIDs(got))
 	}
-	if got := s.List(raftstore.TaskRunning, 1); len(got) != 1 || got[0].ID != ids[3] {
+	if got, _ := s.List(raftstore.TaskRunning, 1, ""); len(got) != 1 || got[0].ID != ids[3] {
 		t.Fatalf("running, limit 1: %v", summaryIDs(got))
 	}
 	if task, ok := s.Get(ids[0]); !ok || task.Runs[0].Logs != nil {
