@@ -44,6 +44,7 @@ func Serve(log hclog.Logger) error {
 			log.Warn("killed commands still running at worker stop", "commands", n)
 		}
 	}
-	pluginkit.Serve(Name, &Plugin{Impl: impl}, cfg.MaxMessage(pluginkit.MessageOverhead), log, killAll)
+	// Then the command cgroups and the worker's own cgroup directories go.
+	pluginkit.Serve(Name, &Plugin{Impl: impl}, cfg.MaxMessage(pluginkit.MessageOverhead), log, killAll, impl.Close)
 	return nil
 }
