@@ -393,6 +393,7 @@ func envVars() []envVar {
 		{"SVC_EXEC_SANDBOX", str(func(c *Config) *string { return &c.ExecSandbox })},
 		{"SVC_EXEC_CGROUP_PARENT", str(func(c *Config) *string { return &c.ExecCgroupParent })},
 		{"SVC_EXEC_LIMITS", str(func(c *Config) *string { return &c.ExecLimits })},
+		{"SVC_EXEC_LIMITS_MAX", str(func(c *Config) *string { return &c.ExecLimitsMax })},
 		{"SVC_EXEC_NETWORK", str(func(c *Config) *string { return &c.ExecNetwork })},
 		{"SVC_EXEC_USER", str(func(c *Config) *string { return &c.ExecUser })},
 		{"SVC_EXEC_GROUP", str(func(c *Config) *string { return &c.ExecGroup })},
