@@ -408,3 +408,39 @@ func procsUnder(t *testing.T, parent string, workerPid int) int {
 	}
 	return n
 }
+
+func TestSandboxNetworkNoneAndReports(t *testing.T) {
+	t.Parallel()
+	d := harness.Start(t, harness.Options{Env: []string{"SVC_EXEC_NETWORK=none"}})
+	host := execCall(t, d, map[string]any{"command": "true"})
+	if !host.OK {
+		t.Fatalf("exec: %+v", host)
+	}
+	// /proc/net/dev lists the interfaces of the reader's network namespace.
+	r := execCall(t, d, map[string]any{"command": "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"})
+	if !r.OK || r.Result.Stdout != "lo\n" {
+		t.Fatalf("exec_network none: interfaces %q, want lo only: %+v", r.Result.Stdout, r)
+	}
+	// /health shows levels, never paths; /v1/runtime (token) the whole report.
+	resp := d.Do("GET", "/health", nil)
+	var h struct {
+		Data struct {
+			Sandbox map[string]any `json:"sandbox"`
+		} `json:"data"`
+	}
+	resp.Decode(t, &h)
+	if h.Data.Sandbox["mode"] != "best-effort" || h.Data.Sandbox["network"] != "none" || h.Data.Sandbox["no_new_privs"] != true {
+		t.Fatalf("/health sandbox: %s", resp.Body)
+	}
+	if strings.Contains(string(resp.Body), "/sys/fs/cgroup") || strings.Contains(string(resp.Body), d.DataDir) {
+		t.Fatalf("/health shows sandbox paths: %s", resp.Body)
+	}
+	st := d.DoAuth("GET", "/v1/status", nil)
+	if !strings.Contains(string(st.Body), `"sandbox":{`) {
+		t.Fatalf("/v1/status (svcctl status) has no sandbox: %s", st.Body)
+	}
+	rep := needSandbox(t, d)
+	if rep.Network != "none" || rep.Mode != "best-effort" || rep.Cgroup.Mode == "" {
+		t.Fatalf("/v1/runtime sandbox: %+v", rep)
+	}
+}

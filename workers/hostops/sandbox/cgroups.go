@@ -192,6 +192,10 @@ func makeDir(parent, name string) error {
 // dir's, so command cgroups get its files. False where the host does not
 // give v2 the controller (hybrid hosts) or the parent is not delegated.
 func enableV2(parent, worker, c string) bool {
+	// The parent's own parent (a delegated service cgroup whose processes
+	// live in a leaf, systemd's DelegateSubgroup) may have to hand the
+	// controller down first; where it cannot, the check below says so.
+	_ = os.WriteFile(filepath.Join(filepath.Dir(parent), "cgroup.subtree_control"), []byte("+"+c), 0)
 	avail, err := os.ReadFile(filepath.Join(parent, "cgroup.controllers"))
 	if err != nil || !hasWord(string(avail), c) {
 		return false
