@@ -226,6 +226,12 @@ func TestSandboxWriteRoots(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(outside, "viaroute")); err == nil {
 		t.Error("files/write created a file outside the roots")
 	}
+	// The worker itself runs confined (re-executed under its Landlock
+	// domain, confine.go), so a path-check bug could not write there either.
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", hostopsWorker(t, d).Pid))
+	if err != nil || !strings.Contains(string(env), "SVCD_HOSTOPS_CONFINED=1") {
+		t.Errorf("the hostops worker is not the confined re-execution (%v)", err)
+	}
 }
 
 func TestSandboxIdentityAndNoNewPrivs(t *testing.T) {

@@ -1,11 +1,13 @@
 package hostops
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/svcd/svcd/workers/hostops/sandbox"
 	"github.com/svcd/svcd/workers/pluginkit"
 )
 
@@ -25,6 +27,14 @@ func Serve(log hclog.Logger) error {
 		if exe, err := os.Executable(); err == nil {
 			cfg.SelfExecutable = exe
 		}
+	}
+	if err := confineSelf(cfg); err != nil {
+		if cfg.Sandbox.Mode == sandbox.ModeRequired {
+			return fmt.Errorf("confine the hostops worker to its roots: %w", err)
+		}
+		log.Warn("the hostops worker is not confined to its roots by Landlock", "error", err)
+	} else if os.Getenv(confinedEnv) != "" {
+		log.Debug("hostops worker confined by Landlock to its write roots")
 	}
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)

@@ -650,3 +650,26 @@ func workerAlive(pid int) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	return err == nil && strings.Contains(string(b), "worker\x00hostops")
 }
+
+// CgroupWritePaths are what the hostops worker writes in the cgroup file
+// systems: the parent directories (worker and command cgroups are made
+// below them) and, for v1, the tasks files of its own cgroups (the spawner
+// thread returns there after each fork). For the worker's own Landlock
+// domain.
+func CgroupWritePaths(parent string) (dirs, files []string) {
+	h := findHierarchies()
+	v2, v1 := parentDirs(h, parent)
+	if v2 != "" {
+		dirs = append(dirs, v2)
+	}
+	for c, d := range v1 {
+		dirs = append(dirs, d)
+		if own := h.own[c]; own != "" {
+			files = append(files, filepath.Join(own, "tasks"))
+		}
+	}
+	for _, d := range dirs {
+		_ = os.MkdirAll(d, 0o755) // a rule needs the directory to exist
+	}
+	return dirs, files
+}
