@@ -3,8 +3,6 @@ package hostops
 import (
 	"sync"
 	"syscall"
-
-	"github.com/svcd/svcd/workers/hostops/sandbox"
 )
 
 // groups tracks the process groups and cgroups of running commands, so the
@@ -47,5 +45,3 @@ func KillGroup(pgid int) {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
 }
-
-var _ = sandbox.KillCgroup

@@ -89,14 +89,21 @@ func ParseBytes(s string) (int64, error) {
 // zero maximum lets any value through, a zero request ("no limit") only
 // when the maximum is zero too.
 func (l Limits) Within(max Limits) error {
+	over := func(name string, v, m float64, unit string) error {
+		num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+		if v == 0 {
+			return fmt.Errorf("%s: no limit is not allowed, the maximum is %s%s (exec_limits_max)", name, num(m), unit)
+		}
+		return fmt.Errorf("%s %s is over the maximum of %s%s (exec_limits_max)", name, num(v), num(m), unit)
+	}
 	if max.MemoryBytes > 0 && (l.MemoryBytes == 0 || l.MemoryBytes > max.MemoryBytes) {
-		return fmt.Errorf("memory %d is over the maximum of %d bytes (exec_limits_max)", l.MemoryBytes, max.MemoryBytes)
+		return over("memory", float64(l.MemoryBytes), float64(max.MemoryBytes), " bytes")
 	}
 	if max.Pids > 0 && (l.Pids == 0 || l.Pids > max.Pids) {
-		return fmt.Errorf("pids %d is over the maximum of %d (exec_limits_max)", l.Pids, max.Pids)
+		return over("pids", float64(l.Pids), float64(max.Pids), "")
 	}
 	if max.CPU > 0 && (l.CPU == 0 || l.CPU > max.CPU) {
-		return fmt.Errorf("cpu %g is over the maximum of %g CPUs (exec_limits_max)", l.CPU, max.CPU)
+		return over("cpu", l.CPU, max.CPU, " CPUs")
 	}
 	return nil
 }
