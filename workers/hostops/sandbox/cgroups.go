@@ -621,19 +621,20 @@ func removeTree(dir string) {
 	_ = removeDir(dir, 2*time.Second)
 }
 
-// CleanStale removes the w<pid> directories under parent whose hostops
-// worker is gone (a daemon killed with its worker), killing what is left
-// in them. A live worker's directory, this one's or another daemon's, is
-// left alone.
+// CleanStale removes the w<pid>-<stamp> directories under parent whose
+// owner is gone (a daemon killed with its worker), killing what is left in
+// them. A live owner's directory, this process's or another daemon's (or
+// test's), is left alone: the owner lives when its pid runs a process that
+// started before the directory was made (a reused pid started after).
 func CleanStale(parent string) (removed int) {
 	ents, err := os.ReadDir(parent)
 	if err != nil {
 		return 0
 	}
 	for _, e := range ents {
-		owner, _, _ := strings.Cut(strings.TrimPrefix(e.Name(), "w"), "-")
+		owner, stamp, _ := strings.Cut(strings.TrimPrefix(e.Name(), "w"), "-")
 		pid, err := strconv.Atoi(owner)
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), "w") || err != nil || workerAlive(pid) {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "w") || err != nil || ownerAlive(pid, stamp) {
 			continue
 		}
 		removeTree(filepath.Join(parent, e.Name()))
@@ -642,13 +643,50 @@ func CleanStale(parent string) (removed int) {
 	return removed
 }
 
-// workerAlive: pid is a running hostops worker.
-func workerAlive(pid int) bool {
+// ownerAlive: pid runs, and started no later than stamp (base-36 unix
+// nanoseconds of the directory's creation) plus a second of clock-tick
+// slack.
+func ownerAlive(pid int, stamp string) bool {
 	if pid == os.Getpid() {
 		return true
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	return err == nil && strings.Contains(string(b), "worker\x00hostops")
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	made, err := strconv.ParseInt(stamp, 36, 64)
+	if err != nil {
+		return true // not ours to judge
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return true
+	}
+	ticks, err := strconv.ParseInt(f[19], 10, 64) // field 22: starttime
+	boot := bootTime()
+	if err != nil || boot == 0 {
+		return true
+	}
+	started := boot + ticks*int64(time.Second)/100 // USER_HZ is 100 on Linux
+	return started <= made+int64(time.Second)
+}
+
+// bootTime is the boot time in unix nanoseconds (/proc/stat btime), 0 when
+// unknown.
+func bootTime() int64 {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "btime "); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n * int64(time.Second)
+		}
+	}
+	return 0
 }
 
 // CgroupWritePaths are what the hostops worker writes in the cgroup file
