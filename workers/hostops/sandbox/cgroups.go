@@ -134,7 +134,9 @@ func OpenTree(parent string, pid int, cpu bool) (*Tree, []string) {
 	// keeps two trees of one process (tests) apart.
 	name := "w" + strconv.Itoa(pid) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	if v2p != "" {
-		CleanStale(v2p)
+		// Stale directories go in the background: killed processes may take
+		// a while to exit, and a restarting worker must serve at once.
+		go CleanStale(v2p)
 		if err := makeDir(v2p, name); err != nil {
 			problems = append(problems, fmt.Sprintf("cgroup v2 parent %s: %v", v2p, err))
 		} else {
@@ -153,7 +155,7 @@ func OpenTree(parent string, pid int, cpu bool) (*Tree, []string) {
 		if t.v2Ctl[c] || v1p[c] == "" || h.own[c] == "" || (c == "cpu" && !cpu) {
 			continue
 		}
-		CleanStale(v1p[c])
+		go CleanStale(v1p[c])
 		if err := makeDir(v1p[c], name); err != nil {
 			problems = append(problems, fmt.Sprintf("cgroup v1 %s parent %s: %v", c, v1p[c], err))
 			continue
