@@ -396,8 +396,15 @@ func TestSandboxRestartRemovesStaleCgroups(t *testing.T) {
 	}
 	d.Restart()
 	waitDead(t, 5*time.Second, "processes of the stale cgroup after the restart", pids...)
-	if _, workers := workerCgroups(t, r.Cgroup.Parent, w.Pid); len(workers) != 0 {
-		t.Fatalf("stale worker cgroup left after the restart: %v", workers)
+	// The new worker removes stale directories in the background.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, workers := workerCgroups(t, r.Cgroup.Parent, w.Pid)
+		if len(workers) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stale worker cgroup left 5 s after the restart: %v", workers)
+		}
 	}
 }
 

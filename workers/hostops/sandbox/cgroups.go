@@ -666,6 +666,9 @@ func ownerAlive(pid int, stamp string) bool {
 	if len(f) < 20 {
 		return true
 	}
+	if f[0] == "Z" || f[0] == "X" {
+		return false // exited, not yet reaped (its parent may be frozen or gone)
+	}
 	ticks, err := strconv.ParseInt(f[19], 10, 64) // field 22: starttime
 	boot := bootTime()
 	if err != nil || boot == 0 {
