@@ -366,7 +366,8 @@ func TestSandboxNoCgroupLeftAfter1000Execs(t *testing.T) {
 }
 
 func TestSandboxRestartRemovesStaleCgroups(t *testing.T) {
-	t.Parallel()
+	// Not parallel: any worker starting on this host removes a dead
+	// worker's directory, and the test wants it to be this daemon's restart.
 	d := harness.Start(t, harness.Options{})
 	r := needSandbox(t, d, "cgroup")
 	w := hostopsWorker(t, d)
