@@ -37,6 +37,11 @@ type execRes struct {
 	Pid             int     `json:"pid"`
 	Error           string  `json:"error"`
 	ErrorCode       string  `json:"errorCode"`
+	// The sandbox's counters (sandbox_test.go).
+	OOMKilled       bool   `json:"oomKilled"`
+	PidsLimitHit    bool   `json:"pidsLimitHit"`
+	PeakMemoryBytes *int64 `json:"peakMemoryBytes"`
+	CPUTimeUs       *int64 `json:"cpuTimeUs"`
 }
 
 type fileRes struct {

@@ -360,6 +360,44 @@ func BenchmarkPerfP3Exec(b *testing.B) {
 		Baseline: benchfig.Summarize("direct", dl, 0), Subject: benchfig.Summarize("api", al, 0)})
 }
 
+// BenchmarkPerfP3Sandbox: P3 with the exec sandbox on (the default,
+// best-effort: a cgroup per command, Landlock, no_new_privs) and off
+// (exec_sandbox = "off": the process group only), two daemons and the
+// direct fork/exec baseline alternated in one run. The goal: the P3 ratio
+// with the sandbox on within +0.15 of the ratio with it off.
+func BenchmarkPerfP3Sandbox(b *testing.B) {
+	on := harness.Start(b, harness.Options{Env: []string{"SVC_LOG_LEVEL=warn"}})
+	off := harness.Start(b, harness.Options{Env: []string{"SVC_LOG_LEVEL=warn", "SVC_EXEC_SANDBOX=off"}})
+	client := benchHTTPClient()
+	onF, offF := execTrue(b, client, on), execTrue(b, client, off)
+	direct := func() {
+		if err := exec.Command("true").Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	n := benchfig.Samples(2000) / 4
+	for i := 0; i < 20; i++ {
+		direct()
+		offF()
+		onF()
+	}
+	var dl, ol, nl []time.Duration
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		direct()
+		t1 := time.Now()
+		offF()
+		t2 := time.Now()
+		onF()
+		dl, ol, nl = append(dl, t1.Sub(t0)), append(ol, t2.Sub(t1)), append(nl, time.Since(t2))
+	}
+	d, o, s := benchfig.Summarize("direct", dl, 0), benchfig.Summarize("sandbox_off", ol, 0), benchfig.Summarize("sandbox_on", nl, 0)
+	offRatio, onRatio := o.P50us/d.P50us, s.P50us/d.P50us
+	benchfig.Report(b, benchfig.Figure{ID: "P3s", Name: "P3 exec true with the sandbox on vs off", Goal: "P3 ratio on <= off + 0.15",
+		Baseline: o, Subject: s, Extra: map[string]float64{"p3_ratio_off": offRatio, "p3_ratio_on": onRatio, "p3_ratio_delta": onRatio - offRatio,
+			"added_p50_us": s.P50us - o.P50us, "direct_p50_us": d.P50us}})
+}
+
 // BenchmarkPerfP3bExecLimits: exec with resource limits configured against
 // plain exec, two daemons alternated in the same run.
 func BenchmarkPerfP3bExecLimits(b *testing.B) {

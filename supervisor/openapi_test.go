@@ -253,7 +253,7 @@ func checkBody(t *testing.T, key string, fields []Field, op *openapi3.Operation)
 		if p == nil {
 			continue
 		}
-		if f.Type != "any" && !p.Value.Type.Includes(f.Type) && !(f.Type == "number" && p.Value.Type.Includes("integer")) {
+		if f.Type != "any" && !schemaHasType(p.Value, f.Type) && !(f.Type == "number" && schemaHasType(p.Value, "integer")) {
 			t.Errorf("%s: field %s is %s in describe, %v in the document (the handler's type)", key, f.Name, f.Type, p.Value.Type.Slice())
 		}
 	}
@@ -352,4 +352,18 @@ func TestOpenAPIDocExamplesValidate(t *testing.T) {
 			}
 		}
 	}
+}
+
+// schemaHasType: the schema's type, or one of its anyOf alternatives' (a
+// nullable struct is anyOf [its $ref, null]), includes typ.
+func schemaHasType(s *openapi3.Schema, typ string) bool {
+	if s.Type.Includes(typ) {
+		return true
+	}
+	for _, alt := range s.AnyOf {
+		if alt.Value != nil && alt.Value.Type.Includes(typ) {
+			return true
+		}
+	}
+	return false
 }

@@ -103,6 +103,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 		"workers":    s.workerStatus(),
 		// failed_workers names workers given up after a crash loop.
 		"failed_workers": failed,
+		"sandbox":        s.sandboxLevels(),
 	})
 	return nil
 }
@@ -127,6 +128,7 @@ func (s *Server) handleRuntime(w http.ResponseWriter, r *http.Request) error {
 		"config":     cfg,
 		"raft":       s.node.Role(),
 		"workers":    s.workerList(),
+		"sandbox":    s.sandbox, // the full report, roots included: a tokened route
 		// Paths (the token file's, the data dir, the working directory) tell
 		// a local attacker where the secret is; only a tokened caller sees them.
 		"redacted": true,

@@ -53,9 +53,10 @@ func (s *Server) hostopsRoutes() []Route {
 			{Name: "command", Type: "string", Required: true},
 			{Name: "cwd", Type: "string", Note: "default: the daemon's working directory"},
 			{Name: "timeoutMs", Type: "integer", Default: DefaultExecTimeoutMs, Note: fmt.Sprintf("1 to %d; the whole process group is killed on timeout", s.cfg.ExecTimeoutMaxMs)},
+			{Name: "limits", Type: "object", Note: "sandbox cgroup limits for this command: {memoryBytes, pids, cpu}; each left out keeps exec_limits, each at most exec_limits_max; 0 is no limit"},
 		}, s.handleExec)
 	exec.Request, exec.Response = execRequest{}, hostopsOutcome{Result: execResult{}}
-	exec.Errors.Add(openapi.Codes{http.StatusUnprocessableEntity: {"invalid_timeout"}, http.StatusTooManyRequests: {"exec_busy"}})
+	exec.Errors.Add(openapi.Codes{http.StatusUnprocessableEntity: {"invalid_timeout", "invalid_limits"}, http.StatusTooManyRequests: {"exec_busy"}})
 	read := h("/v1/files/read", "hostops.files.read", KindRead,
 		"Read a file: content plus metadata (path, size, mode, modTime, encoding). Outcome in data.ok.",
 		[]Field{
@@ -104,12 +105,18 @@ type execResult struct {
 	Pid             int     `json:"pid,omitempty"`
 	Error           string  `json:"error,omitempty"`
 	ErrorCode       string  `json:"errorCode,omitempty"`
+	// From the command's cgroup (the sandbox): absent where not known.
+	OOMKilled       bool   `json:"oomKilled"`
+	PidsLimitHit    bool   `json:"pidsLimitHit"`
+	PeakMemoryBytes *int64 `json:"peakMemoryBytes,omitempty"`
+	CPUTimeUs       *int64 `json:"cpuTimeUs,omitempty"`
 }
 
 type execRequest struct {
-	Command   *string `json:"command"`
-	Cwd       string  `json:"cwd"`
-	TimeoutMs *int64  `json:"timeoutMs"`
+	Command   *string           `json:"command"`
+	Cwd       string            `json:"cwd"`
+	TimeoutMs *int64            `json:"timeoutMs"`
+	Limits    *execLimitsFields `json:"limits"`
 }
 
 func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) (err error) {
@@ -132,26 +139,35 @@ func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) (err error) 
 			return api.Unprocessable("invalid_timeout", "timeoutMs %d is over the maximum of %d (exec_timeout_max_ms)", timeout, s.cfg.ExecTimeoutMaxMs)
 		}
 	}
+	limits, err := s.execLimits(req.Limits)
+	if err != nil {
+		return err
+	}
 	release, err := s.acquireExecSlot(w)
 	if err != nil {
 		return err
 	}
 	defer release()
-	call := hostops.ExecRequest{Command: *req.Command, Cwd: req.Cwd, Timeout: time.Duration(timeout) * time.Millisecond}
+	call := hostops.ExecRequest{Command: *req.Command, Cwd: req.Cwd, Timeout: time.Duration(timeout) * time.Millisecond, Limits: limits}
 	err = workermgr.Call(r.Context(), s.workers, hostops.Name, func(h hostops.HostOps, l *workermgr.Lease) error {
-		pgid := 0
+		var started hostops.Started
 		var err error
-		res, err = h.Exec(r.Context(), call, func(pid int) { pgid = pid })
+		res, err = h.Exec(r.Context(), call, func(st hostops.Started) { started = st })
 		if err != nil {
 			// The worker could not finish the call (it died, or the client
-			// left). Its command must not outlive the call either way.
-			hostops.KillGroup(pgid)
-			return s.workerCallError(r.Context(), l, err, pgid)
+			// left). Its command must not outlive the call either way: its
+			// whole cgroup goes (setsid and double forks included), and its
+			// process group.
+			started.Kill()
+			return s.workerCallError(r.Context(), l, err, started.Pid)
 		}
 		return nil
 	})
 	if err != nil {
 		return leaseError(err)
+	}
+	if res.ErrorCode == hostops.CodeInvalidLimits {
+		return api.Unprocessable("invalid_limits", "%s", res.Error)
 	}
 	if res.ErrorCode == hostops.CodePathNotAllowed {
 		return api.NewError(http.StatusForbidden, "path_not_allowed", "%s", res.Error)
@@ -189,6 +205,15 @@ func toExecResult(res hostops.ExecResult) execResult {
 		StartedAt: apiTime(res.StartedAt), FinishedAt: apiTime(res.FinishedAt),
 		DurationMs: res.FinishedAt.Sub(res.StartedAt).Milliseconds(),
 		Pid:        res.Pid, Error: res.Error, ErrorCode: res.ErrorCode,
+		OOMKilled: res.OOMKilled, PidsLimitHit: res.PidsLimitHit,
+	}
+	if res.PeakMemoryBytes >= 0 {
+		v := res.PeakMemoryBytes
+		out.PeakMemoryBytes = &v
+	}
+	if res.CPUTimeMicros >= 0 {
+		v := res.CPUTimeMicros
+		out.CPUTimeUs = &v
 	}
 	if res.Signal != "" {
 		sig := res.Signal

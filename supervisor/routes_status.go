@@ -34,7 +34,7 @@ func (s *Server) statusRoutes() []Route {
 func (s *Server) statusSnapshot() status.Snapshot {
 	st := s.SystemState()
 	return status.Assemble(status.Input{System: &st, Source: "local", Workers: s.workerStatus(), Cluster: s.clusterStatus(),
-		Convs: s.convStatus(), Tasks: s.taskStatus(), Now: time.Now()})
+		Convs: s.convStatus(), Tasks: s.taskStatus(), Sandbox: s.sandboxLevels(), Now: time.Now()})
 }
 
 // clusterStatus is the member list for /v1/status and the panel; a lone

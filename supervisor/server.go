@@ -28,6 +28,7 @@ import (
 	"github.com/svcd/svcd/supervisor/tasks"
 	"github.com/svcd/svcd/supervisor/telemetry"
 	"github.com/svcd/svcd/supervisor/workermgr"
+	"github.com/svcd/svcd/workers/hostops/sandbox"
 )
 
 // Server is one running supervisor.
@@ -47,6 +48,7 @@ type Server struct {
 	// hostopsMetrics counts exec and file calls (nil until newMetrics).
 	hostopsMetrics *telemetry.HostOps
 	workers        *workermgr.Manager // worker processes (hostops …) over go-plugin
+	sandbox        *sandbox.Report    // the exec sandbox as probed at start (sandbox.go); nil without workers
 	browser        *browserSide       // browser bridge hub and relay engine
 	execSlots      chan struct{}      // one per exec running; full means 429 exec_busy
 	started        time.Time

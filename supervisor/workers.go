@@ -78,7 +78,10 @@ func (s *Server) hostopsConfig() (hostops.Config, error) {
 	}
 	c.Rlimits = limits
 	c.SelfExecutable = s.cfg.WorkerExecutable
-	return c, nil
+	if c.Sandbox, err = s.sandboxConfig(); err != nil {
+		return c, err
+	}
+	return c, s.probeSandbox(c.Sandbox)
 }
 
 // workerEnviron is the supervisor's environment minus the shared token:

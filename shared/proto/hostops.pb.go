@@ -27,10 +27,16 @@ const (
 )
 
 type ExecRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Command       string                 `protobuf:"bytes,1,opt,name=command,proto3" json:"command,omitempty"`
-	Cwd           string                 `protobuf:"bytes,2,opt,name=cwd,proto3" json:"cwd,omitempty"`
-	TimeoutMs     int64                  `protobuf:"varint,3,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Command   string                 `protobuf:"bytes,1,opt,name=command,proto3" json:"command,omitempty"`
+	Cwd       string                 `protobuf:"bytes,2,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	TimeoutMs int64                  `protobuf:"varint,3,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	// Per-request cgroup limits (sandbox); has_limits false: the configured
+	// defaults. Zero: no limit.
+	HasLimits     bool    `protobuf:"varint,4,opt,name=has_limits,json=hasLimits,proto3" json:"has_limits,omitempty"`
+	MemoryBytes   int64   `protobuf:"varint,5,opt,name=memory_bytes,json=memoryBytes,proto3" json:"memory_bytes,omitempty"`
+	Pids          int64   `protobuf:"varint,6,opt,name=pids,proto3" json:"pids,omitempty"`
+	Cpu           float64 `protobuf:"fixed64,7,opt,name=cpu,proto3" json:"cpu,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -82,6 +88,34 @@ func (x *ExecRequest) GetCwd() string {
 func (x *ExecRequest) GetTimeoutMs() int64 {
 	if x != nil {
 		return x.TimeoutMs
+	}
+	return 0
+}
+
+func (x *ExecRequest) GetHasLimits() bool {
+	if x != nil {
+		return x.HasLimits
+	}
+	return false
+}
+
+func (x *ExecRequest) GetMemoryBytes() int64 {
+	if x != nil {
+		return x.MemoryBytes
+	}
+	return 0
+}
+
+func (x *ExecRequest) GetPids() int64 {
+	if x != nil {
+		return x.Pids
+	}
+	return 0
+}
+
+func (x *ExecRequest) GetCpu() float64 {
+	if x != nil {
+		return x.Cpu
 	}
 	return 0
 }
@@ -169,9 +203,12 @@ func (*ExecEvent_Started) isExecEvent_Event() {}
 func (*ExecEvent_Result) isExecEvent_Event() {}
 
 type ExecStarted struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Pid           int32                  `protobuf:"varint,1,opt,name=pid,proto3" json:"pid,omitempty"`
-	Pgid          int32                  `protobuf:"varint,2,opt,name=pgid,proto3" json:"pgid,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Pid   int32                  `protobuf:"varint,1,opt,name=pid,proto3" json:"pid,omitempty"`
+	Pgid  int32                  `protobuf:"varint,2,opt,name=pgid,proto3" json:"pgid,omitempty"`
+	// The command's cgroup directory ("" without one): the supervisor kills
+	// it should the worker die mid-call.
+	Cgroup        string `protobuf:"bytes,3,opt,name=cgroup,proto3" json:"cgroup,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -220,6 +257,13 @@ func (x *ExecStarted) GetPgid() int32 {
 	return 0
 }
 
+func (x *ExecStarted) GetCgroup() string {
+	if x != nil {
+		return x.Cgroup
+	}
+	return ""
+}
+
 type ExecResult struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
 	Ok               bool                   `protobuf:"varint,1,opt,name=ok,proto3" json:"ok,omitempty"`
@@ -235,8 +279,13 @@ type ExecResult struct {
 	Error            string                 `protobuf:"bytes,11,opt,name=error,proto3" json:"error,omitempty"`
 	ErrorCode        string                 `protobuf:"bytes,12,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
 	Pid              int32                  `protobuf:"varint,13,opt,name=pid,proto3" json:"pid,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// What the command's cgroup counted (sandbox). -1: not known.
+	OomKilled       bool  `protobuf:"varint,14,opt,name=oom_killed,json=oomKilled,proto3" json:"oom_killed,omitempty"`
+	PidsLimitHit    bool  `protobuf:"varint,15,opt,name=pids_limit_hit,json=pidsLimitHit,proto3" json:"pids_limit_hit,omitempty"`
+	PeakMemoryBytes int64 `protobuf:"varint,16,opt,name=peak_memory_bytes,json=peakMemoryBytes,proto3" json:"peak_memory_bytes,omitempty"`
+	CpuTimeUs       int64 `protobuf:"varint,17,opt,name=cpu_time_us,json=cpuTimeUs,proto3" json:"cpu_time_us,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ExecResult) Reset() {
@@ -356,6 +405,34 @@ func (x *ExecResult) GetErrorCode() string {
 func (x *ExecResult) GetPid() int32 {
 	if x != nil {
 		return x.Pid
+	}
+	return 0
+}
+
+func (x *ExecResult) GetOomKilled() bool {
+	if x != nil {
+		return x.OomKilled
+	}
+	return false
+}
+
+func (x *ExecResult) GetPidsLimitHit() bool {
+	if x != nil {
+		return x.PidsLimitHit
+	}
+	return false
+}
+
+func (x *ExecResult) GetPeakMemoryBytes() int64 {
+	if x != nil {
+		return x.PeakMemoryBytes
+	}
+	return 0
+}
+
+func (x *ExecResult) GetCpuTimeUs() int64 {
+	if x != nil {
+		return x.CpuTimeUs
 	}
 	return 0
 }
@@ -720,19 +797,25 @@ var File_hostops_proto protoreflect.FileDescriptor
 
 const file_hostops_proto_rawDesc = "" +
 	"\n" +
-	"\rhostops.proto\x12\x0fsvcd.hostops.v1\"X\n" +
+	"\rhostops.proto\x12\x0fsvcd.hostops.v1\"\xc0\x01\n" +
 	"\vExecRequest\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12\x10\n" +
 	"\x03cwd\x18\x02 \x01(\tR\x03cwd\x12\x1d\n" +
 	"\n" +
-	"timeout_ms\x18\x03 \x01(\x03R\ttimeoutMs\"\x85\x01\n" +
+	"timeout_ms\x18\x03 \x01(\x03R\ttimeoutMs\x12\x1d\n" +
+	"\n" +
+	"has_limits\x18\x04 \x01(\bR\thasLimits\x12!\n" +
+	"\fmemory_bytes\x18\x05 \x01(\x03R\vmemoryBytes\x12\x12\n" +
+	"\x04pids\x18\x06 \x01(\x03R\x04pids\x12\x10\n" +
+	"\x03cpu\x18\a \x01(\x01R\x03cpu\"\x85\x01\n" +
 	"\tExecEvent\x128\n" +
 	"\astarted\x18\x01 \x01(\v2\x1c.svcd.hostops.v1.ExecStartedH\x00R\astarted\x125\n" +
 	"\x06result\x18\x02 \x01(\v2\x1b.svcd.hostops.v1.ExecResultH\x00R\x06resultB\a\n" +
-	"\x05event\"3\n" +
+	"\x05event\"K\n" +
 	"\vExecStarted\x12\x10\n" +
 	"\x03pid\x18\x01 \x01(\x05R\x03pid\x12\x12\n" +
-	"\x04pgid\x18\x02 \x01(\x05R\x04pgid\"\x95\x03\n" +
+	"\x04pgid\x18\x02 \x01(\x05R\x04pgid\x12\x16\n" +
+	"\x06cgroup\x18\x03 \x01(\tR\x06cgroup\"\xa6\x04\n" +
 	"\n" +
 	"ExecResult\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x16\n" +
@@ -749,7 +832,12 @@ const file_hostops_proto_rawDesc = "" +
 	"\x05error\x18\v \x01(\tR\x05error\x12\x1d\n" +
 	"\n" +
 	"error_code\x18\f \x01(\tR\terrorCode\x12\x10\n" +
-	"\x03pid\x18\r \x01(\x05R\x03pid\"S\n" +
+	"\x03pid\x18\r \x01(\x05R\x03pid\x12\x1d\n" +
+	"\n" +
+	"oom_killed\x18\x0e \x01(\bR\toomKilled\x12$\n" +
+	"\x0epids_limit_hit\x18\x0f \x01(\bR\fpidsLimitHit\x12*\n" +
+	"\x11peak_memory_bytes\x18\x10 \x01(\x03R\x0fpeakMemoryBytes\x12\x1e\n" +
+	"\vcpu_time_us\x18\x11 \x01(\x03R\tcpuTimeUs\"S\n" +
 	"\x0fReadFileRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x10\n" +
 	"\x03cwd\x18\x02 \x01(\tR\x03cwd\x12\x1a\n" +

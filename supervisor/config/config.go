@@ -76,6 +76,17 @@ type Config struct {
 	ExecRlimits       string   `hcl:"exec_rlimits,optional"`          // "cpu=10,as=1073741824,nofile=256"
 	ExecMaxConcurrent int      `hcl:"exec_max_concurrent,optional"`   // execs running at once; more answer 429
 
+	// The exec sandbox (docs/sandbox.md, config/sandbox.go).
+	ExecSandbox      string   `hcl:"exec_sandbox,optional"`       // best-effort | required | off
+	ExecCgroupParent string   `hcl:"exec_cgroup_parent,optional"` // "": <own cgroup>/svcd-exec
+	ExecLimits       string   `hcl:"exec_limits,optional"`        // "memory=512MiB,pids=256,cpu=0"
+	ExecLimitsMax    string   `hcl:"exec_limits_max,optional"`    // per-request overrides' ceiling
+	ExecWriteRoots   []string `hcl:"exec_write_roots,optional"`   // empty: scratch + hostops_allowed_roots
+	ExecReadRoots    []string `hcl:"exec_read_roots,optional"`    // empty: everything
+	ExecNetwork      string   `hcl:"exec_network,optional"`       // any | none
+	ExecUser         string   `hcl:"exec_user,optional"`          // run commands as (daemon as root)
+	ExecGroup        string   `hcl:"exec_group,optional"`
+
 	// Worker manager (all workers). WorkerExecutable is the binary re-executed
 	// as `svcd worker NAME`; svcd serve sets it to itself. Empty runs no
 	// workers (in-process tests), and host operations then answer 503.
@@ -164,6 +175,8 @@ func Defaults() Config {
 		ExecRunAsUID:      -1,
 		ExecRunAsGID:      -1,
 		ExecMaxConcurrent: 32,
+		ExecSandbox:       "best-effort",
+		ExecNetwork:       "any",
 
 		// The pinned id of the bundled extension (extension/manifest.json key).
 		BrowserExtensionIDs: []string{BundledExtensionID},
@@ -322,6 +335,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validateInstructions()...)
 	errs = append(errs, c.validateGuard()...)
 	errs = append(errs, c.validateRequireToken()...)
+	errs = append(errs, c.validateSandbox()...)
 	errs = append(errs, c.validateCluster()...)
 	errs = append(errs, c.validateRenewal()...)
 	errs = append(errs, c.validateAgentd()...)
@@ -386,6 +400,13 @@ func envVars() []envVar {
 		{"SVC_EXEC_RUN_AS_GID", func(c *Config, v string) (err error) { c.ExecRunAsGID, err = strconv.Atoi(v); return }},
 		{"SVC_EXEC_ENV_ALLOW", func(c *Config, v string) error { c.ExecEnvAllow = splitList(v); return nil }},
 		{"SVC_EXEC_RLIMITS", str(func(c *Config) *string { return &c.ExecRlimits })},
+		{"SVC_EXEC_SANDBOX", str(func(c *Config) *string { return &c.ExecSandbox })},
+		{"SVC_EXEC_CGROUP_PARENT", str(func(c *Config) *string { return &c.ExecCgroupParent })},
+		{"SVC_EXEC_LIMITS", str(func(c *Config) *string { return &c.ExecLimits })},
+		{"SVC_EXEC_LIMITS_MAX", str(func(c *Config) *string { return &c.ExecLimitsMax })},
+		{"SVC_EXEC_NETWORK", str(func(c *Config) *string { return &c.ExecNetwork })},
+		{"SVC_EXEC_USER", str(func(c *Config) *string { return &c.ExecUser })},
+		{"SVC_EXEC_GROUP", str(func(c *Config) *string { return &c.ExecGroup })},
 		{"SVC_WORKER_CRASH_LOOP_COUNT", func(c *Config, v string) (err error) { c.WorkerCrashLoopCount, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_CRASH_LOOP_WINDOW_MS", func(c *Config, v string) (err error) { c.WorkerCrashLoopWindowMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_BACKOFF_BASE_MS", func(c *Config, v string) (err error) { c.WorkerBackoffBaseMs, err = strconv.Atoi(v); return }},

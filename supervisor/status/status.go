@@ -25,6 +25,7 @@ type Snapshot struct {
 	Cluster     []Member           `json:"cluster,omitempty"`
 	Convs       []Conversation     `json:"conversations,omitempty"`
 	Tasks       []Task             `json:"recent_tasks,omitempty"`
+	Sandbox     map[string]any     `json:"sandbox,omitempty"` // exec sandbox levels (no paths)
 	Source      string             `json:"source"`
 	GeneratedAt time.Time          `json:"generated_at"`
 }
@@ -75,13 +76,14 @@ type Input struct {
 	Cluster []Member
 	Convs   []Conversation
 	Tasks   []Task
+	Sandbox map[string]any
 	Now     time.Time
 }
 
 // Assemble builds the snapshot. A nil System gives daemon_reachable=false,
 // mode "unknown" and the error text, so the panel can say the daemon is down.
 func Assemble(in Input) Snapshot {
-	snap := Snapshot{Service: "svcd", Source: in.Source, GeneratedAt: in.Now.UTC(), Workers: in.Workers, Cluster: in.Cluster, Convs: in.Convs, Tasks: in.Tasks}
+	snap := Snapshot{Service: "svcd", Source: in.Source, GeneratedAt: in.Now.UTC(), Workers: in.Workers, Cluster: in.Cluster, Convs: in.Convs, Tasks: in.Tasks, Sandbox: in.Sandbox}
 	if in.System == nil {
 		snap.Mode = "unknown"
 		if in.Err != nil {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/svcd/svcd/workers/hostops/sandbox"
 )
 
 // ConfigEnv is the environment variable that carries Config, as JSON, from
@@ -24,6 +26,8 @@ type Config struct {
 	Rlimits        map[string]uint64 `json:"rlimits,omitempty"`
 	KillGraceMs    int64             `json:"kill_grace_ms"`
 	SelfExecutable string            `json:"self_executable,omitempty"`
+	// Sandbox is the exec sandbox (sandbox/): cgroups, Landlock, identity.
+	Sandbox sandbox.Config `json:"sandbox"`
 }
 
 // DefaultConfig mirrors the supervisor's defaults.
@@ -36,6 +40,7 @@ func DefaultConfig() Config {
 		RunAsUID:     -1,
 		RunAsGID:     -1,
 		KillGraceMs:  2000,
+		Sandbox:      sandbox.DefaultConfig(),
 	}
 }
 

@@ -11,7 +11,22 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/svcd/svcd/workers/hostops/sandbox"
 )
+
+// runAs is the identity of commands: exec_user/exec_group (the sandbox)
+// first, the older exec_run_as_uid/gid otherwise; -1 is unchanged.
+func (l *Local) runAs() (uid, gid int) {
+	uid, gid = l.cfg.Sandbox.UID, l.cfg.Sandbox.GID
+	if uid < 0 {
+		uid = l.cfg.RunAsUID
+	}
+	if gid < 0 {
+		gid = l.cfg.RunAsGID
+	}
+	return uid, gid
+}
 
 // Shell is the interpreter of every command.
 const Shell = "/bin/sh"
@@ -23,8 +38,8 @@ const Shell = "/bin/sh"
 // background grandchild (`sleep 300 &`) goes too and cannot hold the output
 // pipes open. The shell itself also carries Pdeathsig, in case this worker
 // is killed before it can clean up.
-func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(pid int)) (ExecResult, error) {
-	res := ExecResult{ExitCode: -1, StartedAt: time.Now().UTC()}
+func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(Started)) (ExecResult, error) {
+	res := ExecResult{ExitCode: -1, StartedAt: time.Now().UTC(), PeakMemoryBytes: -1, CPUTimeMicros: -1}
 	finish := func(code, format string, args ...any) (ExecResult, error) {
 		res.FinishedAt = time.Now().UTC()
 		res.ErrorCode = code
@@ -55,6 +70,27 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(pid int)
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
+	limits := l.cfg.Sandbox.Limits
+	if req.Limits != nil {
+		limits = *req.Limits
+	}
+	if err := limits.Within(l.cfg.Sandbox.MaxLimits); err != nil {
+		return finish(CodeInvalidLimits, "limits: %v", err)
+	}
+	box, err := l.sandbox.begin(limits)
+	if err != nil {
+		return finish(CodeSpawnFailed, "sandbox: %v", err)
+	}
+	boxEnded := false
+	endBox := func() {
+		if !boxEnded {
+			boxEnded = true
+			st := l.sandbox.end(box)
+			res.OOMKilled, res.PidsLimitHit, res.PeakMemoryBytes, res.CPUTimeMicros = st.OOMKilled, st.PidsLimitHit, st.PeakMemory, st.CPUTimeMicros
+		}
+	}
+	defer endBox()
+
 	stdoutR, stdoutW, err := outputPipe()
 	if err != nil {
 		return finish(CodeSpawnFailed, "pipe: %v", err)
@@ -65,7 +101,7 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(pid int)
 		stdoutW.Close()
 		return finish(CodeSpawnFailed, "pipe: %v", err)
 	}
-	cmd := l.command(req.Command, dir)
+	cmd := l.command(req.Command, dir, box)
 	// *os.File writers: the child writes straight into our pipes and Wait
 	// does not wait for copy goroutines; we drain them ourselves below.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = l.devNull, stdoutW, stderrW
@@ -73,6 +109,18 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(pid int)
 	start := cmd.Start
 	if l.traceLimits() {
 		start = func() error { return startLimited(cmd, l.cfg.Rlimits) }
+	}
+	if cg := box.cg; cg != nil {
+		// v1 limits: the spawner thread forks from inside the command's v1
+		// cgroups (v2 membership comes from CLONE_INTO_CGROUP).
+		inner := start
+		start = func() error {
+			if err := cg.Enter(); err != nil {
+				return err
+			}
+			defer cg.Leave()
+			return inner()
+		}
 	}
 	startErr := l.spawner.Do(context.Background(), start)
 	stdoutW.Close()
@@ -86,10 +134,14 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(pid int)
 	}
 	pgid := cmd.Process.Pid
 	res.Pid = pgid
-	l.groups.add(pgid)
+	st := Started{Pid: pgid}
+	if box.cg != nil {
+		st.Cgroup = box.cg.Path()
+	}
+	l.groups.add(st)
 	defer l.groups.remove(pgid)
 	if started != nil {
-		started(pgid)
+		started(st)
 	}
 
 	outBuf, errBuf := newCappedBuffer(l.cfg.OutputCap), newCappedBuffer(l.cfg.OutputCap)
@@ -101,14 +153,15 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(pid int)
 	// the context's own callback, which ends the wait below; so this
 	// goroutine waits itself, with no waiter goroutine and no select to
 	// wake per command.
-	stopKill := context.AfterFunc(runCtx, func() { KillGroup(pgid) })
+	stopKill := context.AfterFunc(runCtx, st.Kill)
 	waitErr := watch.wait(cmd)
 	if !stopKill() {
 		res.TimedOut = ctx.Err() == nil // our deadline, not the caller's cancel
 	}
-	// The shell is gone; whatever is left in its group was started by this
-	// command and dies with it.
+	// The shell is gone; whatever is left in its group (and its cgroup:
+	// setsid, double forks) was started by this command and dies with it.
 	KillGroup(pgid)
+	endBox()
 	l.awaitDrains(drained, stdoutR, stderrR)
 
 	res.FinishedAt = time.Now().UTC()
@@ -164,6 +217,8 @@ func (l *Local) describeExit(res *ExecResult, ps *os.ProcessState, waitErr, call
 		}
 	}
 	switch {
+	case res.OOMKilled && !res.TimedOut && callerErr == nil && (res.Signal != "" || res.ExitCode != 0):
+		res.ErrorCode, res.Error = CodeOOMKilled, "a process of the command was killed at the memory limit (exec_limits memory)"
 	case res.TimedOut:
 		res.ErrorCode, res.Error = CodeTimedOut, fmt.Sprintf("timed out after %d ms; the process group was killed", res.FinishedAt.Sub(res.StartedAt).Milliseconds())
 	case callerErr != nil:
@@ -184,7 +239,7 @@ func (l *Local) traceLimits() bool { return len(l.cfg.Rlimits) > 0 && !l.noTrace
 // command builds the child: /bin/sh -c CMD (through the rlimit shim when
 // limits are set and tracing is not allowed), own process group, Pdeathsig, optional uid/gid, the
 // filtered environment.
-func (l *Local) command(command, dir string) *exec.Cmd {
+func (l *Local) command(command, dir string, box boxed) *exec.Cmd {
 	var cmd *exec.Cmd
 	env := l.env
 	if len(l.cfg.Rlimits) > 0 && !l.traceLimits() && l.cfg.SelfExecutable != "" {
@@ -193,20 +248,29 @@ func (l *Local) command(command, dir string) *exec.Cmd {
 	} else {
 		cmd = exec.Command(Shell, "-c", command)
 	}
+	if box.scratch != "" {
+		env = append(append([]string(nil), env...), "TMPDIR="+box.scratch)
+	}
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if box.cg != nil && box.cg.FD() >= 0 {
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, box.cg.FD()
+	}
+	if l.cfg.Sandbox.Network == sandbox.NetworkNone {
+		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNET
+	}
 	if l.pidfd {
 		fd := -1
 		cmd.SysProcAttr.PidFD = &fd
 	}
-	if l.cfg.RunAsUID >= 0 || l.cfg.RunAsGID >= 0 {
+	if uidSet, gidSet := l.runAs(); uidSet >= 0 || gidSet >= 0 {
 		uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
-		if l.cfg.RunAsUID >= 0 {
-			uid = uint32(l.cfg.RunAsUID)
+		if uidSet >= 0 {
+			uid = uint32(uidSet)
 		}
-		if l.cfg.RunAsGID >= 0 {
-			gid = uint32(l.cfg.RunAsGID)
+		if gidSet >= 0 {
+			gid = uint32(gidSet)
 		}
 		// Groups empty: drop the daemon's supplementary groups too.
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/svcd/svcd/workers/hostops/sandbox"
 )
 
 // BenchmarkLocalExec: Local.Exec of `true` (pipes, process group, output
@@ -32,6 +34,14 @@ func BenchmarkLocalExec(b *testing.B) {
 		}
 	})
 	b.Run("local_exec", exec1)
+	off := newTestLocal(b, func(c *Config) { c.Sandbox.Mode = sandbox.ModeOff })
+	b.Run("local_exec_sandbox_off", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if res, err := off.Exec(context.Background(), ExecRequest{Command: "true", Timeout: 10 * time.Second}, nil); err != nil || !res.OK {
+				b.Fatal(res, err)
+			}
+		}
+	})
 	b.Run("local_exec_worker_signals", func(b *testing.B) {
 		old, err := quietChildExits()
 		if err != nil {

@@ -5,18 +5,19 @@ import (
 	"syscall"
 )
 
-// groups tracks the process groups of running commands, so the worker can
-// kill every one of them when it is told to stop or its parent dies.
+// groups tracks the process groups and cgroups of running commands, so the
+// worker can kill every one of them when it is told to stop or its parent
+// dies.
 type groups struct {
 	mu   sync.Mutex
-	live map[int]struct{}
+	live map[int]string // pgid → cgroup dir ("" without one)
 }
 
-func newGroups() *groups { return &groups{live: map[int]struct{}{}} }
+func newGroups() *groups { return &groups{live: map[int]string{}} }
 
-func (g *groups) add(pgid int) {
+func (g *groups) add(st Started) {
 	g.mu.Lock()
-	g.live[pgid] = struct{}{}
+	g.live[st.Pid] = st.Cgroup
 	g.mu.Unlock()
 }
 
@@ -26,12 +27,13 @@ func (g *groups) remove(pgid int) {
 	g.mu.Unlock()
 }
 
-// killAll sends SIGKILL to every tracked group and returns how many.
+// killAll kills every tracked command (cgroup and group) and returns how
+// many.
 func (g *groups) killAll() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for pgid := range g.live {
-		KillGroup(pgid)
+	for pgid, cg := range g.live {
+		Started{Pid: pgid, Cgroup: cg}.Kill()
 	}
 	return len(g.live)
 }

@@ -18,8 +18,12 @@ var _ HostOps = (*GRPCClient)(nil)
 
 // Exec streams the call; started fires on the worker's Started event so the
 // caller knows which process group to kill should the worker die mid-call.
-func (c *GRPCClient) Exec(ctx context.Context, req ExecRequest, started func(pid int)) (ExecResult, error) {
-	stream, err := c.client.Exec(ctx, &pb.ExecRequest{Command: req.Command, Cwd: req.Cwd, TimeoutMs: req.Timeout.Milliseconds()})
+func (c *GRPCClient) Exec(ctx context.Context, req ExecRequest, started func(Started)) (ExecResult, error) {
+	pr := &pb.ExecRequest{Command: req.Command, Cwd: req.Cwd, TimeoutMs: req.Timeout.Milliseconds()}
+	if l := req.Limits; l != nil {
+		pr.HasLimits, pr.MemoryBytes, pr.Pids, pr.Cpu = true, l.MemoryBytes, l.Pids, l.CPU
+	}
+	stream, err := c.client.Exec(ctx, pr)
 	if err != nil {
 		return ExecResult{}, err
 	}
@@ -31,7 +35,7 @@ func (c *GRPCClient) Exec(ctx context.Context, req ExecRequest, started func(pid
 		switch e := ev.Event.(type) {
 		case *pb.ExecEvent_Started:
 			if started != nil {
-				started(int(e.Started.Pid))
+				started(Started{Pid: int(e.Started.Pid), Cgroup: e.Started.Cgroup})
 			}
 		case *pb.ExecEvent_Result:
 			return execResultFromPB(e.Result), nil
@@ -67,6 +71,7 @@ func execResultFromPB(r *pb.ExecResult) ExecResult {
 		ExitCode: int(r.ExitCode), Signal: r.Signal,
 		StartedAt: fromNano(r.StartedUnixNano), FinishedAt: fromNano(r.FinishedUnixNano),
 		TimedOut: r.TimedOut, Error: r.Error, ErrorCode: r.ErrorCode, Pid: int(r.Pid),
+		OOMKilled: r.OomKilled, PidsLimitHit: r.PidsLimitHit, PeakMemoryBytes: r.PeakMemoryBytes, CPUTimeMicros: r.CpuTimeUs,
 	}
 }
 

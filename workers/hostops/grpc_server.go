@@ -5,6 +5,7 @@ import (
 	"time"
 
 	pb "github.com/svcd/svcd/shared/proto"
+	"github.com/svcd/svcd/workers/hostops/sandbox"
 )
 
 // GRPCServer is the worker's half: gRPC onto the real HostOps.
@@ -16,12 +17,16 @@ type GRPCServer struct {
 // Exec runs the command with the stream's context, so a supervisor that
 // cancels the call (its HTTP client went away) kills the command.
 func (s *GRPCServer) Exec(req *pb.ExecRequest, stream pb.HostOps_ExecServer) error {
-	started := func(pid int) {
+	started := func(st Started) {
 		// A failed send means the supervisor is gone; the context then
 		// ends and Exec kills the command, so the error needs no handling.
-		_ = stream.Send(&pb.ExecEvent{Event: &pb.ExecEvent_Started{Started: &pb.ExecStarted{Pid: int32(pid), Pgid: int32(pid)}}})
+		_ = stream.Send(&pb.ExecEvent{Event: &pb.ExecEvent_Started{Started: &pb.ExecStarted{Pid: int32(st.Pid), Pgid: int32(st.Pid), Cgroup: st.Cgroup}}})
 	}
-	res, err := s.impl.Exec(stream.Context(), ExecRequest{Command: req.Command, Cwd: req.Cwd, Timeout: time.Duration(req.TimeoutMs) * time.Millisecond}, started)
+	call := ExecRequest{Command: req.Command, Cwd: req.Cwd, Timeout: time.Duration(req.TimeoutMs) * time.Millisecond}
+	if req.HasLimits {
+		call.Limits = &sandbox.Limits{MemoryBytes: req.MemoryBytes, Pids: req.Pids, CPU: req.Cpu}
+	}
+	res, err := s.impl.Exec(stream.Context(), call, started)
 	if err != nil {
 		return err
 	}
@@ -51,6 +56,7 @@ func execResultToPB(r ExecResult) *pb.ExecResult {
 		ExitCode: int32(r.ExitCode), Signal: r.Signal,
 		StartedUnixNano: toNano(r.StartedAt), FinishedUnixNano: toNano(r.FinishedAt),
 		TimedOut: r.TimedOut, Error: r.Error, ErrorCode: r.ErrorCode, Pid: int32(r.Pid),
+		OomKilled: r.OOMKilled, PidsLimitHit: r.PidsLimitHit, PeakMemoryBytes: r.PeakMemoryBytes, CpuTimeUs: r.CPUTimeMicros,
 	}
 }
 

@@ -10,6 +10,8 @@ package hostops
 import (
 	"context"
 	"time"
+
+	"github.com/svcd/svcd/workers/hostops/sandbox"
 )
 
 // Name is the worker's name in the plugin map, the worker manager and
@@ -22,8 +24,8 @@ const Name = "hostops"
 type HostOps interface {
 	// Exec runs req.Command under /bin/sh -c. started, when not nil, is
 	// called once the child exists, with its pid (which is also its process
-	// group id) — before the result.
-	Exec(ctx context.Context, req ExecRequest, started func(pid int)) (ExecResult, error)
+	// group id) and its cgroup — before the result.
+	Exec(ctx context.Context, req ExecRequest, started func(Started)) (ExecResult, error)
 	ReadFile(ctx context.Context, req ReadRequest) (ReadResult, error)
 	WriteFile(ctx context.Context, req WriteRequest) (WriteResult, error)
 }
@@ -47,6 +49,8 @@ const (
 	CodeParentNotFound     = "parent_not_found"
 	CodeParentNotDirectory = "parent_not_directory"
 	CodeIOError            = "io_error"
+	CodeOOMKilled          = "oom_killed"     // the memory limit's OOM killer ended it
+	CodeInvalidLimits      = "invalid_limits" // over exec_limits_max
 )
 
 // ExecRequest is one command.
@@ -54,6 +58,21 @@ type ExecRequest struct {
 	Command string
 	Cwd     string
 	Timeout time.Duration
+	Limits  *sandbox.Limits // nil: the configured defaults
+}
+
+// Started is what the supervisor needs to kill a command should the worker
+// die mid-call: its process group and its cgroup ("" without one).
+type Started struct {
+	Pid    int
+	Cgroup string
+}
+
+// Kill ends the command's processes: the whole cgroup where there is one
+// (setsid and double forks included), and the process group.
+func (s Started) Kill() {
+	sandbox.KillCgroup(s.Cgroup)
+	KillGroup(s.Pid)
 }
 
 // ExecResult is a command's outcome. Every field is meaningful on every
@@ -72,6 +91,11 @@ type ExecResult struct {
 	Error           string
 	ErrorCode       string
 	Pid             int
+	// From the command's cgroup (sandbox); -1: not known.
+	OOMKilled       bool
+	PidsLimitHit    bool
+	PeakMemoryBytes int64
+	CPUTimeMicros   int64
 }
 
 // ReadRequest reads one file. Encoding is "utf8" (checked) or "base64".

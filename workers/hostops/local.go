@@ -1,6 +1,7 @@
 package hostops
 
 import (
+	"context"
 	"os"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ type Local struct {
 	readBufs *sync.Pool // output drain buffers
 	noTrace  bool       // limits go through the shim: tracing is not allowed here
 	pidfd    bool       // commands are waited for through a pidfd (exitwait.go)
+	sandbox  *cmdSandbox
 }
 
 var _ HostOps = (*Local)(nil)
@@ -38,6 +40,14 @@ func NewLocal(cfg Config, log hclog.Logger, spawner *pluginkit.Spawner, environ 
 		return nil, err
 	}
 	l := &Local{cfg: cfg, log: log, paths: paths, spawner: spawner, groups: newGroups(), env: childEnv(environ, cfg.EnvAllow), devNull: devNull, readBufs: newReadBufs(), pidfd: pidfdWaitable()}
+	box, err := setupSandbox(context.Background(), cfg.Sandbox, spawner.Do)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range box.problems {
+		log.Warn("exec sandbox layer missing", "layer", p)
+	}
+	l.sandbox = box
 	if len(cfg.Rlimits) > 0 {
 		if err := canTraceLimits(spawner, cfg.Rlimits); err != nil {
 			l.noTrace = true
@@ -49,6 +59,10 @@ func NewLocal(cfg Config, log hclog.Logger, spawner *pluginkit.Spawner, environ 
 
 // KillAll kills the process group of every running command.
 func (l *Local) KillAll() int { return l.groups.killAll() }
+
+// Close waits for command cgroups to be removed and removes the worker's
+// cgroup directories; call after KillAll.
+func (l *Local) Close() { l.sandbox.close() }
 
 // childEnv is the environment of exec children. Internal variables (the
 // plugin handshake, the client certificate, worker config) and the shared

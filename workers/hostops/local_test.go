@@ -25,13 +25,14 @@ func newTestLocal(t testing.TB, mod func(*Config)) *Local {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(l.Close)
 	return l
 }
 
 func TestLocalExec(t *testing.T) {
 	l := newTestLocal(t, func(c *Config) { c.OutputCap = 10 })
 	var startedPid int
-	res, err := l.Exec(context.Background(), ExecRequest{Command: "printf 0123456789abc; exit 2", Timeout: 5 * time.Second}, func(pid int) { startedPid = pid })
+	res, err := l.Exec(context.Background(), ExecRequest{Command: "printf 0123456789abc; exit 2", Timeout: 5 * time.Second}, func(st Started) { startedPid = st.Pid })
 	if err != nil {
 		t.Fatal(err)
 	}

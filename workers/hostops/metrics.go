@@ -39,7 +39,7 @@ func Metered(impl HostOps, reg prometheus.Registerer) HostOps {
 			Help: "Exec commands that hit the sandbox's pids limit."}),
 	}
 	reg.MustRegister(m.execs, m.execTime, m.truncated, m.files, m.oomKills, m.pidsHits)
-	for _, o := range []string{"ok", CodeNonZeroExit, CodeTimedOut, CodeSignaled, CodeSpawnFailed, "error"} {
+	for _, o := range []string{"ok", CodeNonZeroExit, CodeTimedOut, CodeSignaled, CodeSpawnFailed, CodeOOMKilled, "error"} {
 		m.execs.WithLabelValues(o)
 	}
 	for _, s := range []string{"stdout", "stderr"} {
@@ -58,7 +58,7 @@ func outcome(ok bool, code string) string {
 	return code
 }
 
-func (m *metered) Exec(ctx context.Context, req ExecRequest, started func(pid int)) (ExecResult, error) {
+func (m *metered) Exec(ctx context.Context, req ExecRequest, started func(Started)) (ExecResult, error) {
 	res, err := m.HostOps.Exec(ctx, req, started)
 	if err != nil {
 		m.execs.WithLabelValues("error").Inc()
@@ -78,11 +78,16 @@ func (m *metered) Exec(ctx context.Context, req ExecRequest, started func(pid in
 	return res, nil
 }
 
-// sandbox counts the exec sandbox's limit hits. THE ONE PLACE to wire them:
-// the sandbox (issue 20) adds oom_killed / pids-limit fields to ExecResult;
-// when they land, increment m.oomKills and m.pidsHits here from them. Until
-// then both series exist and stay at 0.
-func (m *metered) sandbox(ExecResult) {}
+// sandbox counts the exec sandbox's limit hits, from what the command's
+// cgroup said (oom_kill events, pids.events max).
+func (m *metered) sandbox(res ExecResult) {
+	if res.OOMKilled {
+		m.oomKills.Inc()
+	}
+	if res.PidsLimitHit {
+		m.pidsHits.Inc()
+	}
+}
 
 func (m *metered) ReadFile(ctx context.Context, req ReadRequest) (ReadResult, error) {
 	res, err := m.HostOps.ReadFile(ctx, req)

@@ -1,11 +1,13 @@
 package hostops
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/svcd/svcd/workers/hostops/sandbox"
 	"github.com/svcd/svcd/workers/pluginkit"
 )
 
@@ -26,6 +28,14 @@ func Serve(log hclog.Logger) error {
 			cfg.SelfExecutable = exe
 		}
 	}
+	if err := confineSelf(cfg); err != nil {
+		if cfg.Sandbox.Mode == sandbox.ModeRequired {
+			return fmt.Errorf("confine the hostops worker to its roots: %w", err)
+		}
+		log.Warn("the hostops worker is not confined to its roots by Landlock", "error", err)
+	} else if os.Getenv(confinedEnv) != "" {
+		log.Debug("hostops worker confined by Landlock to its write roots")
+	}
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
@@ -44,7 +54,8 @@ func Serve(log hclog.Logger) error {
 			log.Warn("killed commands still running at worker stop", "commands", n)
 		}
 	}
+	// Then the command cgroups and the worker's own cgroup directories go.
 	tel := pluginkit.NewTelemetry()
-	pluginkit.Serve(Name, &Plugin{Impl: Metered(impl, tel.Registry)}, cfg.MaxMessage(pluginkit.MessageOverhead), log, tel, killAll)
+	pluginkit.Serve(Name, &Plugin{Impl: Metered(impl, tel.Registry)}, cfg.MaxMessage(pluginkit.MessageOverhead), log, tel, killAll, impl.Close)
 	return nil
 }
