@@ -37,6 +37,7 @@ func commands() map[string]command {
 		"renewal":     {usage: renewalUsage, run: runRenewal},
 		"tasks":       {usage: tasksUsage, run: runTasks},
 		"controllers": {usage: "controllers                  the daemon nodes with the active leader hint", run: runControllers},
+		"version":     {usage: "version                      svcctl's build, then the daemon's (GET /version)", run: runVersion},
 	}
 }
 

@@ -27,7 +27,7 @@ func runWorker(ctx context.Context, args []string) error {
 		level = "info"
 	}
 	// Each worker logs JSON to stderr under its own name.
-	log := logging.New(name, level, true)
+	log := logging.NewWorker(name, level)
 	switch name {
 	case hostops.Name:
 		return hostops.Serve(log)
