@@ -3,9 +3,11 @@
 GO       ?= go
 BIN      := bin
 LDFLAGS  := -X github.com/svcd/svcd/shared/version.Commit=$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+# The commit's time, not the clock (issue 21): svcd version and GET /version show it.
+LDFLAGS  += -X github.com/svcd/svcd/shared/version.BuildDate=$(shell TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd 2>/dev/null)
 FUZZTIME ?= 10s
 
-.PHONY: build run test lint fuzz proto bench clean tools chaos
+.PHONY: build run test lint fuzz proto bench clean tools chaos dist dist-check
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/svcd ./cmd/svcd
@@ -43,8 +45,17 @@ proto:
 bench:
 	./scripts/bench
 
+# Reproducible release archives in dist/ (docs/deploy.md); dist-check builds
+# them twice and compares the checksums (CI runs it: four static builds are
+# too slow for make test).
+dist:
+	./scripts/dist dist
+
+dist-check:
+	./scripts/dist-check
+
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) dist
 
 # Chaos and soak (issue 23): a real two-node cluster with a witness under
 # mixed load and a seeded fault schedule, checked at the end (e2e/chaos).

@@ -39,6 +39,7 @@ func commands() map[string]command {
 		"controllers": {usage: "controllers                  the daemon nodes with the active leader hint", run: runControllers},
 		"api":         {usage: "api                          the OpenAPI 3.1 document of the daemon's routes", run: runAPI},
 		"snapshot":    {usage: snapshotUsage, run: runSnapshot},
+		"version":     {usage: "version                      svcctl's build, then the daemon's (GET /version)", run: runVersion},
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 
-	"github.com/svcd/svcd/shared/logging"
 	"github.com/svcd/svcd/supervisor"
 	"github.com/svcd/svcd/supervisor/config"
 )
@@ -16,7 +15,11 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	log := logging.New("svcd", cfg.LogLevel, cfg.LogJSON)
+	log, closeLog, err := openLogger("svcd", cfg)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
 	if cfg.WorkerExecutable == "" {
 		// Workers are this binary re-executed as `svcd worker NAME`.
 		exe, err := os.Executable()

@@ -9,7 +9,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/svcd/svcd/shared/logging"
 	"github.com/svcd/svcd/supervisor/config"
 	"github.com/svcd/svcd/supervisor/guard"
 	"github.com/svcd/svcd/supervisor/statuswrapper"
@@ -20,7 +19,11 @@ func runStatusWrapper(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	log := logging.New("svcd-status", cfg.LogLevel, cfg.LogJSON)
+	log, closeLog, err := openLogger("svcd-status", cfg)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
 	ln, err := net.Listen("tcp", cfg.StatusListen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.StatusListen, err)

@@ -2,13 +2,26 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
+	"os"
 
 	"github.com/svcd/svcd/shared/version"
 )
 
-func runVersion(_ context.Context, _ []string) error {
+// runVersion prints the build: version, commit, the commit's date and the Go
+// version (-json: the same object GET /version serves).
+func runVersion(_ context.Context, args []string) error {
+	fs := flag.NewFlagSet("svcd version", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print the GET /version object")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
 	v := version.Get()
-	fmt.Printf("svcd %s (commit %s, %s)\n", v.Version, v.Commit, v.GoVersion)
+	if *asJSON {
+		return json.NewEncoder(os.Stdout).Encode(v)
+	}
+	fmt.Printf("svcd %s\n", v)
 	return nil
 }

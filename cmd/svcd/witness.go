@@ -10,7 +10,6 @@ import (
 	"os"
 
 	"github.com/svcd/svcd/raftstore"
-	"github.com/svcd/svcd/shared/logging"
 	"github.com/svcd/svcd/shared/version"
 	"github.com/svcd/svcd/supervisor/cluster"
 	"github.com/svcd/svcd/supervisor/config"
@@ -36,7 +35,11 @@ func runWitness(ctx context.Context, args []string) error {
 	if key == "" {
 		key = token
 	}
-	log := logging.New("svcd-witness", cfg.LogLevel, cfg.LogJSON)
+	log, closeLog, err := openLogger("svcd-witness", cfg)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
 	node, err := raftstore.Open(raftstore.Config{
 		NodeID: cfg.NodeID, DataDir: cfg.DataDir, RaftAddr: cfg.RaftAddr, RaftAdvertise: cfg.RaftAdvertise,
 		ClusterKey: []byte(key), Timings: raftstore.WitnessTimings(cfg.ClusterTimings()), Logger: log,

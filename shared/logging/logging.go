@@ -17,30 +17,29 @@ func New(name, level string, jsonFormat bool) hclog.Logger {
 
 // NewTo is New with an explicit writer (tests capture logs with it).
 func NewTo(w io.Writer, name, level string, jsonFormat bool) hclog.Logger {
+	return newLogger(w, name, level, jsonFormat, "2006-01-02T15:04:05.000Z07:00")
+}
+
+// pluginTimeFormat is the only @timestamp layout go-plugin's client parses
+// when it relays a worker's JSON stderr line into the supervisor's logger
+// (go-plugin log_entry.go). With any other layout the whole JSON line is
+// relayed as the message of a debug entry: the worker's level is lost and,
+// at the default info level, the line never reaches the log or log_file.
+const pluginTimeFormat = "2006-01-02T15:04:05.000000Z07:00"
+
+// NewWorker is the logger of a worker process: JSON on stderr in the layout
+// go-plugin relays with its level and fields into the supervisor's log.
+func NewWorker(name, level string) hclog.Logger {
+	return newLogger(os.Stderr, name, level, true, pluginTimeFormat)
+}
+
+func newLogger(w io.Writer, name, level string, jsonFormat bool, timeFormat string) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{
 		Name:            name,
 		Level:           hclog.LevelFromString(level),
 		JSONFormat:      jsonFormat,
 		Output:          w,
 		IncludeLocation: false,
-		TimeFormat:      "2006-01-02T15:04:05.000Z07:00",
-	})
-}
-
-// WorkerTimeFormat is the @timestamp layout go-plugin parses in a worker's
-// JSON stderr lines (microseconds). A line in any other layout fails its
-// parse and is forwarded as one opaque debug message (its level and fields,
-// request_id included, lost inside a string).
-const WorkerTimeFormat = "2006-01-02T15:04:05.000000Z07:00"
-
-// NewWorker returns a worker's root logger: JSON on stderr in the layout
-// go-plugin forwards field by field through the supervisor's logger.
-func NewWorker(name, level string) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{
-		Name:       name,
-		Level:      hclog.LevelFromString(level),
-		JSONFormat: true,
-		Output:     os.Stderr,
-		TimeFormat: WorkerTimeFormat,
+		TimeFormat:      timeFormat,
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"sort"
@@ -61,8 +62,12 @@ type Config struct {
 	ShutdownMs   int    `hcl:"shutdown_timeout_ms,optional"`
 	LogLevel     string `hcl:"log_level,optional"`
 	LogJSON      bool   `hcl:"log_json,optional"`
-	StatusListen string `hcl:"status_listen,optional"`
-	StatusDaemon string `hcl:"status_daemon_url,optional"`
+	// Log file with rotation (logfile.go; Consul's names). Empty: stderr only.
+	LogFile           string `hcl:"log_file,optional"`
+	LogRotateBytes    int64  `hcl:"log_rotate_bytes,optional"`
+	LogRotateMaxFiles int    `hcl:"log_rotate_max_files,optional"`
+	StatusListen      string `hcl:"status_listen,optional"`
+	StatusDaemon      string `hcl:"status_daemon_url,optional"`
 
 	// Host operations (the hostops worker). See docs/hostops.md.
 	ExecTimeoutMaxMs  int64    `hcl:"exec_timeout_max_ms,optional"`   // largest timeoutMs accepted
@@ -213,6 +218,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	configFile := fs.String("config", "", "HCL config file")
 	fl := bindFlags(fs)
+	maps.Copy(fl, bindLogFileFlags(fs))
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -339,6 +345,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validateCluster()...)
 	errs = append(errs, c.validateRenewal()...)
 	errs = append(errs, c.validateAgentd()...)
+	errs = append(errs, c.validateLogFile()...)
 	switch strings.ToLower(c.LogLevel) {
 	case "trace", "debug", "info", "warn", "error":
 	default:
@@ -414,7 +421,7 @@ func envVars() []envVar {
 		{"SVC_WORKER_DRAIN_TIMEOUT_MS", func(c *Config, v string) (err error) { c.WorkerDrainTimeoutMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_HEALTH_INTERVAL_MS", func(c *Config, v string) (err error) { c.WorkerHealthIntervalMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_HEALTHY_AFTER_MS", func(c *Config, v string) (err error) { c.WorkerHealthyAfterMs, err = strconv.Atoi(v); return }},
-	}, append(append(append(append(browserEnvVars(), instrEnvVars()...), clusterEnvVars()...), renewalEnvVars()...), agentdEnvVars()...)...)
+	}, append(append(append(append(browserEnvVars(), instrEnvVars()...), clusterEnvVars()...), renewalEnvVars()...), append(agentdEnvVars(), logFileEnvVars()...)...)...)
 }
 
 func applyEnv(c *Config, getenv func(string) string) error {

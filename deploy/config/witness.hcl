@@ -1,0 +1,11 @@
+# /etc/svcd/witness.hcl — svcd witness (deploy/systemd/svcd-witness.service):
+# the third raft voter of a two-node pair, on a third host. It joins through
+# a member's API and never serves one.
+node_id   = "witness1"
+data_dir  = "/var/lib/svcd-witness" # StateDirectory=svcd-witness
+raft_addr = "10.0.0.3:7001"
+join      = ["10.0.0.1:4317", "10.0.0.2:4317"]
+log_json  = true
+log_file  = "/var/log/svcd-witness/witness.log" # LogsDirectory=svcd-witness
+log_rotate_bytes     = 16777216
+log_rotate_max_files = 5
