@@ -285,8 +285,11 @@ func (x *HostApplyResponse) GetRefused() bool {
 }
 
 type HostReadRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	View          string                 `protobuf:"bytes,1,opt,name=view,proto3" json:"view,omitempty"` // a named read view, e.g. "renewal"
+	state protoimpl.MessageState `protogen:"open.v1"`
+	View  string                 `protobuf:"bytes,1,opt,name=view,proto3" json:"view,omitempty"` // a named read view, e.g. "renewal"
+	// The tick's own time (Unix ms; 0: the host's clock): the view holds what
+	// is due at the time the tick acts for, not at the host's wall clock.
+	NowUnixMs     int64 `protobuf:"varint,2,opt,name=now_unix_ms,json=nowUnixMs,proto3" json:"now_unix_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -326,6 +329,13 @@ func (x *HostReadRequest) GetView() string {
 		return x.View
 	}
 	return ""
+}
+
+func (x *HostReadRequest) GetNowUnixMs() int64 {
+	if x != nil {
+		return x.NowUnixMs
+	}
+	return 0
 }
 
 type HostReadResponse struct {
@@ -516,9 +526,10 @@ const file_scheduler_proto_rawDesc = "" +
 	"\x11HostApplyResponse\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\fR\x05value\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12\x18\n" +
-	"\arefused\x18\x03 \x01(\bR\arefused\"%\n" +
+	"\arefused\x18\x03 \x01(\bR\arefused\"E\n" +
 	"\x0fHostReadRequest\x12\x12\n" +
-	"\x04view\x18\x01 \x01(\tR\x04view\"(\n" +
+	"\x04view\x18\x01 \x01(\tR\x04view\x12\x1e\n" +
+	"\vnow_unix_ms\x18\x02 \x01(\x03R\tnowUnixMs\"(\n" +
 	"\x10HostReadResponse\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\fR\x05value\"+\n" +
 	"\x12HostDeliverRequest\x12\x15\n" +

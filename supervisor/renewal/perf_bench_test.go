@@ -47,7 +47,7 @@ func BenchmarkPerfS3Tick(b *testing.B) {
 	// hands the worker.
 	view := func(d *Driver) func() {
 		return func() {
-			if v, err := d.View(ctx); err != nil || len(v.Conversations) != 0 {
+			if v, err := d.View(ctx, time.Now()); err != nil || len(v.Conversations) != 0 {
 				b.Fatalf("view: %d conversations, %v", len(v.Conversations), err)
 			}
 		}

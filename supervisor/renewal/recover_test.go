@@ -96,8 +96,8 @@ func TestTickRecoveryLeavesDeliveriesInFlight(t *testing.T) {
 
 	// One driver pass with a tick that only looks at the state it is given.
 	var seen map[string]string
-	r.driver.tick = func(ctx context.Context, host scheduler.Host, _ time.Time, _ scheduler.Settings) (scheduler.Result, error) {
-		v, err := host.View(ctx)
+	r.driver.tick = func(ctx context.Context, host scheduler.Host, now time.Time, _ scheduler.Settings) (scheduler.Result, error) {
+		v, err := host.View(ctx, now)
 		seen = map[string]string{}
 		for _, j := range v.Jobs {
 			seen[j.LocalID] = j.Status

@@ -155,9 +155,9 @@ func (d *Driver) Apply(ctx context.Context, typ string, payload any) ([]byte, bo
 // quiet for idle_after (the engine projects for those and skips the rest).
 // It reads the FSM's auto index, so a tick over thousands of conversations
 // none of which is due visits the auto ones only and sends the worker none.
-func (d *Driver) View(ctx context.Context) (scheduler.View, error) {
+func (d *Driver) View(ctx context.Context, now time.Time) (scheduler.View, error) {
 	v := scheduler.View{Mode: d.mode()}
-	quietSince := time.Now().Add(-time.Duration(d.settings.IdleAfterMs) * time.Millisecond)
+	quietSince := now.Add(-time.Duration(d.settings.IdleAfterMs) * time.Millisecond)
 	d.store.w.Read(func(st *raftstore.State) {
 		open := map[string]bool{}
 		for _, j := range st.Jobs.ByID {

@@ -17,7 +17,7 @@ type Engine struct{}
 // ones of auto conversations only.
 func (Engine) Tick(ctx context.Context, host Host, now time.Time, s Settings) (Result, error) {
 	var res Result
-	view, err := host.View(ctx)
+	view, err := host.View(ctx, now)
 	if err != nil {
 		return res, fmt.Errorf("read the renewal view: %w", err)
 	}
@@ -57,7 +57,7 @@ func (Engine) Tick(ctx context.Context, host Host, now time.Time, s Settings) (R
 	}
 	// Re-read: the jobs just projected are due now.
 	if res.Projected > 0 {
-		if view, err = host.View(ctx); err != nil {
+		if view, err = host.View(ctx, now); err != nil {
 			return res, err
 		}
 	}

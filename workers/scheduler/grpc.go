@@ -123,8 +123,8 @@ func (h *hostClient) Apply(ctx context.Context, typ string, payload any) ([]byte
 	return r.Value, false, nil
 }
 
-func (h *hostClient) View(ctx context.Context) (View, error) {
-	r, err := h.state.Read(ctx, &pb.HostReadRequest{View: "renewal"})
+func (h *hostClient) View(ctx context.Context, now time.Time) (View, error) {
+	r, err := h.state.Read(ctx, &pb.HostReadRequest{View: "renewal", NowUnixMs: now.UnixMilli()})
 	if err != nil {
 		return View{}, err
 	}
@@ -161,7 +161,11 @@ func (s *hostStateServer) Read(ctx context.Context, r *pb.HostReadRequest) (*pb.
 	if r.View != "renewal" {
 		return nil, errors.New("unknown view " + r.View)
 	}
-	v, err := s.host.View(ctx)
+	now := time.Now()
+	if r.NowUnixMs != 0 {
+		now = time.UnixMilli(r.NowUnixMs)
+	}
+	v, err := s.host.View(ctx, now)
 	if err != nil {
 		return nil, err
 	}

@@ -29,8 +29,9 @@ type Host interface {
 	// Apply writes one raftstore command (payload as JSON); refused says the
 	// FSM refused it (the state did not change).
 	Apply(ctx context.Context, typ string, payload any) (value []byte, refused bool, err error)
-	// View reads the renewal view.
-	View(ctx context.Context) (View, error)
+	// View reads the renewal view as of now, the tick's time (the host
+	// may leave out what cannot be due by then).
+	View(ctx context.Context, now time.Time) (View, error)
 	// Deliver sends a started job's message through the plugin holding its
 	// conversation and records the outcome.
 	Deliver(ctx context.Context, jobID string) (Delivery, error)
