@@ -3,7 +3,9 @@ package logging
 
 import (
 	"io"
+	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -42,4 +44,27 @@ func newLogger(w io.Writer, name, level string, jsonFormat bool, timeFormat stri
 		IncludeLocation: false,
 		TimeFormat:      timeFormat,
 	})
+}
+
+// NewWorkerSlog is NewWorker for code that logs with log/slog (agentd): JSON
+// on stderr with go-plugin's keys (@timestamp in its layout, @level,
+// @message), so the supervisor relays each line with its level and fields
+// rather than as one opaque debug string.
+func NewWorkerSlog() *slog.Logger {
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) > 0 {
+				return a
+			}
+			switch a.Key {
+			case slog.TimeKey:
+				return slog.String("@timestamp", a.Value.Time().Format(pluginTimeFormat))
+			case slog.LevelKey:
+				return slog.String("@level", strings.ToLower(a.Value.String()))
+			case slog.MessageKey:
+				return slog.String("@message", a.Value.String())
+			}
+			return a
+		},
+	}))
 }

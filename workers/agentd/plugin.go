@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"sync/atomic"
@@ -16,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/svcd/svcd/shared/logging"
 	"github.com/svcd/svcd/workers/pluginkit"
 )
 
@@ -137,7 +137,7 @@ func ServeWorker(log hclog.Logger) error {
 			}
 			return
 		}
-		d, err := New(cfg, slog.New(slog.NewJSONHandler(os.Stderr, nil)))
+		d, err := New(cfg, logging.NewWorkerSlog())
 		if err != nil {
 			log.Error("agentd cannot start", "error", err)
 			os.Exit(1)

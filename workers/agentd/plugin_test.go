@@ -38,11 +38,13 @@ func TestPluginHalves(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st == "unavailable" {
+		// A command that is not installed is "missing" (with how to
+		// install it), not a crash loop.
+		if st == "missing" {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("state %q, want unavailable", st)
+			t.Fatalf("state %q, want missing", st)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
