@@ -9,35 +9,12 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"strings"
 	"unicode/utf8"
 )
 
 // Host operations need the bearer token (-token, SVC_SHARED_TOKEN or the
 // default daemon's token file). The JSON answer is printed; the exit code is
 // 1 when data.ok is false, so scripts can test it.
-
-func runExec(ctx context.Context, c *client, args []string) error {
-	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	cwd := fs.String("cwd", "", "working directory (default: the daemon's)")
-	timeout := fs.Int64("timeout-ms", 0, "timeout in milliseconds (default: the daemon's, 30000)")
-	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
-		return usageError("usage: svcctl exec [-cwd DIR] [-timeout-ms N] [--] COMMAND...")
-	}
-	body := map[string]any{"command": strings.Join(fs.Args(), " ")}
-	if *cwd != "" {
-		body["cwd"] = *cwd
-	}
-	if *timeout != 0 {
-		body["timeoutMs"] = *timeout
-	}
-	raw, err := c.call(ctx, http.MethodPost, "/v1/exec", body, true)
-	if err != nil {
-		return err
-	}
-	return outcome(raw)
-}
 
 func runFiles(ctx context.Context, c *client, args []string) error {
 	if len(args) == 0 {
