@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -41,11 +42,50 @@ func runFilesRead(ctx context.Context, c *client, args []string) error {
 	if *b64 {
 		body["encoding"] = "base64"
 	}
+	if c.format != formatJSON {
+		return c.printFile(ctx, body)
+	}
 	raw, err := c.call(ctx, http.MethodPost, "/v1/files/read", body, true)
 	if err != nil {
 		return err
 	}
 	return outcome(raw)
+}
+
+// printFile is files read for people: the file's bytes on stdout as they
+// are, like cat. It always asks for base64 so a binary file prints too.
+func (c *client) printFile(ctx context.Context, body map[string]any) error {
+	body["encoding"] = "base64"
+	raw, resp, err := c.send(ctx, http.MethodPost, "/v1/files/read", body, true)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		return c.failure(http.MethodPost, "/v1/files/read", resp, raw)
+	}
+	if err := outcome(raw); err != nil {
+		return err
+	}
+	var env struct {
+		Data struct {
+			Result struct {
+				Content  string `json:"content"`
+				Encoding string `json:"encoding"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return err
+	}
+	r := env.Data.Result
+	content := []byte(r.Content)
+	if r.Encoding == "base64" {
+		if content, err = base64.StdEncoding.DecodeString(r.Content); err != nil {
+			return fmt.Errorf("the daemon's base64 content: %w", err)
+		}
+	}
+	_, err = c.out.Write(content)
+	return err
 }
 
 func runFilesWrite(ctx context.Context, c *client, args []string) error {

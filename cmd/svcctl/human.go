@@ -89,6 +89,12 @@ func renderHuman(w io.Writer, raw []byte, now time.Time) error {
 	if !ok {
 		return errors.New("not an envelope")
 	}
+	// {"workers":[…]} and the like: the list is the answer, show the table.
+	if o, ok := data.(*object); ok && len(o.keys) == 1 {
+		if arr, ok := o.vals[o.keys[0]].([]any); ok && len(arr) > 0 {
+			data = arr
+		}
+	}
 	var buf bytes.Buffer
 	r := renderer{now: now}
 	switch x := data.(type) {

@@ -81,6 +81,9 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 		usage(stderr, fs)
 		return 2
 	}
+	if wantsHelp(fs.Args()[1:]) && printHelp(stderr, name) {
+		return 0
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c := newClient(*addr, *token, getenv, stdout)
