@@ -33,10 +33,14 @@ func runFiles(ctx context.Context, c *client, args []string) error {
 func runFilesRead(ctx context.Context, c *client, args []string) error {
 	fs := flag.NewFlagSet("files read", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	fs.StringVar(&c.format, "format", c.format, "output: human or json (the raw envelope)")
 	cwd := fs.String("cwd", "", "folder a relative PATH is resolved against")
 	b64 := fs.Bool("base64", false, "return the content as base64 (for binary files)")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
 		return usageError("usage: svcctl files read [-cwd DIR] [-base64] PATH")
+	}
+	if c.format != formatHuman && c.format != formatJSON {
+		return usageError("-format: want human or json")
 	}
 	body := map[string]any{"path": fs.Arg(0), "cwd": *cwd}
 	if *b64 {
@@ -91,6 +95,7 @@ func (c *client) printFile(ctx context.Context, body map[string]any) error {
 func runFilesWrite(ctx context.Context, c *client, args []string) error {
 	fs := flag.NewFlagSet("files write", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	fs.StringVar(&c.format, "format", c.format, "output: human or json (the raw envelope)")
 	cwd := fs.String("cwd", "", "folder a relative PATH is resolved against")
 	noOverwrite := fs.Bool("no-overwrite", false, "fail instead of replacing an existing file")
 	parents := fs.Bool("parents", false, "create missing folders")
