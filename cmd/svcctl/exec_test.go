@@ -105,6 +105,18 @@ func TestWrongTokenNamesItsSource(t *testing.T) {
 	}
 }
 
+// TestNoTokenSentSaysSo: a daemon that wants the token on reads, and an
+// svcctl that found none: the 401 says no token was sent and where to look.
+func TestNoTokenSentSaysSo(t *testing.T) {
+	d := harness.Start(t, harness.Options{Env: []string{"SVC_REQUIRE_TOKEN=all"}})
+	t.Chdir(t.TempDir())
+	var out, errb bytes.Buffer
+	code := run([]string{"-addr", d.URL, "status"}, &out, &errb, func(string) string { return "" })
+	if code != 1 || !strings.Contains(errb.String(), "401") || !strings.Contains(errb.String(), "svcctl sent no token") {
+		t.Fatalf("exit %d\n%s", code, errb.String())
+	}
+}
+
 func TestShellQuote(t *testing.T) {
 	for in, want := range map[string]string{"plain": "plain", "it's": `'it'\''s'`, "": "''", "a b": "'a b'", "$x": "'$x'", "-n": "-n", "/a/b.c": "/a/b.c"} {
 		if got := shellQuote(in); got != want {
