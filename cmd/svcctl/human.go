@@ -131,7 +131,7 @@ func (r renderer) block(w *bytes.Buffer, o *object, indent string) {
 			}
 			nested = append(nested, k)
 		default:
-			fmt.Fprintf(tw, "%s%s:\t%s\n", indent, k, r.scalar(v, true))
+			fmt.Fprintf(tw, "%s%s:\t%s%s\n", indent, k, r.scalar(v, true), millis(k, v))
 		}
 	}
 	tw.Flush()
@@ -226,7 +226,7 @@ func (r renderer) scalar(v any, long bool) string {
 		return "-"
 	case string:
 		if x == "" {
-			return `""`
+			return "-"
 		}
 		if t, err := time.Parse(time.RFC3339Nano, x); err == nil && len(x) >= 20 {
 			if t.IsZero() {
@@ -247,6 +247,20 @@ func (r renderer) scalar(v any, long bool) string {
 		return "false"
 	}
 	return compact(v)
+}
+
+// millis adds " (1.5s)" to a count of milliseconds, named so by the API
+// (timeout_ms, durationMs).
+func millis(key string, v any) string {
+	n, ok := v.(json.Number)
+	if !ok || !(strings.HasSuffix(key, "_ms") || strings.HasSuffix(key, "Ms")) {
+		return ""
+	}
+	ms, err := n.Int64()
+	if err != nil || ms < 1000 {
+		return ""
+	}
+	return " (" + (time.Duration(ms) * time.Millisecond).String() + ")"
 }
 
 // relative says how far t is from now, in one unit: "3s ago", "in 2m".

@@ -49,7 +49,7 @@ func TestHumanOutputByDefault(t *testing.T) {
 
 func TestRenderHuman(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	raw := `{"ok":true,"data":{"mode":"paused","updated_at":"2026-01-02T03:04:02Z","never":"0001-01-01T00:00:00Z","n":3,"tags":["a","b"],"none":[],"leader":null,
+	raw := `{"ok":true,"data":{"mode":"paused","updated_at":"2026-01-02T03:04:02Z","never":"0001-01-01T00:00:00Z","n":3,"who":"","timeout_ms":90000,"durationMs":12,"tags":["a","b"],"none":[],"leader":null,
 		"workers":[{"name":"hostops","state":"running","started_at":"2026-01-02T02:59:05Z","pid":12},{"name":"relay","state":"stopped","pid":7,"extra":{"k":1}}],
 		"limits":{"max":5}}}`
 	var b strings.Builder
@@ -60,6 +60,9 @@ func TestRenderHuman(t *testing.T) {
 updated_at:  2026-01-02T03:04:02Z (3s ago)
 never:       never
 n:           3
+who:         -
+timeout_ms:  90000 (1m30s)
+durationMs:  12
 tags:        a, b
 none:        (none)
 leader:      -
