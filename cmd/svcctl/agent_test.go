@@ -39,7 +39,7 @@ func TestAgentCommands(t *testing.T) {
 		"SVC_AGENTD_COMMAND=" + bin + " app-server", "SVC_AGENTD_CODEX_HOME=" + codextest.Home(t, fm.BaseURL())}})
 	deadline := time.Now().Add(40 * time.Second)
 	for {
-		code, out, _ := svcctl(t, d, "agent", "status")
+		code, out, _ := svcctlJSON(t, d, "agent", "status")
 		if code == 0 && strings.Contains(out, `"state": "running"`) {
 			break
 		}
@@ -48,7 +48,7 @@ func TestAgentCommands(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	code, out, errOut := svcctl(t, d, "agent", "create", "-cwd", t.TempDir(), "-purpose", "cli")
+	code, out, errOut := svcctlJSON(t, d, "agent", "create", "-cwd", t.TempDir(), "-purpose", "cli")
 	if code != 0 {
 		t.Fatalf("create: %d %s %s", code, out, errOut)
 	}
@@ -78,7 +78,7 @@ func TestAgentCommands(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	fm.Push(fakemodel.Reply{Text: "cli reply"})
-	code, out, errOut = svcctl(t, d, "agent", "turn", "-wait-ms", "20000", id, "hello", "there")
+	code, out, errOut = svcctlJSON(t, d, "agent", "turn", "-wait-ms", "20000", id, "hello", "there")
 	if code != 0 || !strings.Contains(out, `"lastTurnOutput": "cli reply"`) || !strings.Contains(out, `"lastTurnInput": "hello there"`) {
 		t.Fatalf("turn: %d %s %s", code, out, errOut)
 	}
@@ -92,14 +92,14 @@ func TestAgentCommands(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("watch: %v", err)
 	}
-	if code, out, _ := svcctl(t, d, "agent", "sessions", id); code != 0 || !strings.Contains(out, "cli reply") {
+	if code, out, _ := svcctlJSON(t, d, "agent", "sessions", id); code != 0 || !strings.Contains(out, "cli reply") {
 		t.Fatalf("sessions ID: %d %s", code, out)
 	}
-	if code, _, _ := svcctl(t, d, "agent", "sessions", "ses_missing"); code != 1 {
+	if code, _, _ := svcctlJSON(t, d, "agent", "sessions", "ses_missing"); code != 1 {
 		t.Fatalf("unknown session exit %d, want 1", code)
 	}
 	for _, args := range [][]string{{"agent"}, {"agent", "run"}, {"agent", "create"}, {"agent", "turn", id}} {
-		if code, _, _ := svcctl(t, d, args...); code != 2 {
+		if code, _, _ := svcctlJSON(t, d, args...); code != 2 {
 			t.Errorf("svcctl %v exit %d, want 2", args, code)
 		}
 	}

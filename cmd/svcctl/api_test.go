@@ -11,7 +11,7 @@ import (
 // this very command uses.
 func TestAPICommand(t *testing.T) {
 	d := harness.Start(t, harness.Options{})
-	code, out, errOut := svcctl(t, d, "api")
+	code, out, errOut := svcctlJSON(t, d, "api")
 	if code != 0 {
 		t.Fatalf("api: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -25,7 +25,7 @@ func TestAPICommand(t *testing.T) {
 	if doc.OpenAPI != "3.1.0" || doc.Paths["/v1/openapi.json"]["get"] == nil || doc.Paths["/v1/exec"]["post"] == nil {
 		t.Fatalf("openapi %q, %d paths", doc.OpenAPI, len(doc.Paths))
 	}
-	if code, _, _ := svcctl(t, d, "api", "extra"); code != 2 {
+	if code, _, _ := svcctlJSON(t, d, "api", "extra"); code != 2 {
 		t.Fatalf("api with an argument: exit %d, want 2 (usage)", code)
 	}
 }

@@ -19,7 +19,7 @@ import (
 // change them; revoke closes the live connection with 4401.
 func TestBrowserPairCommands(t *testing.T) {
 	d := harness.Start(t, harness.Options{Env: []string{"SVC_BROWSER_PAIRING=codes"}})
-	code, out, errOut := svcctl(t, d, "browser", "pair", "-ttl", "5m")
+	code, out, errOut := svcctlJSON(t, d, "browser", "pair", "-ttl", "5m")
 	var env struct {
 		Data struct {
 			Code  string `json:"code"`
@@ -36,32 +36,32 @@ func TestBrowserPairCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	if code, out, _ = svcctl(t, d, "browser", "grant", "cli-pair", "host-ops"); code != 0 || !strings.Contains(out, `"host-ops"`) {
+	if code, out, _ = svcctlJSON(t, d, "browser", "grant", "cli-pair", "host-ops"); code != 0 || !strings.Contains(out, `"host-ops"`) {
 		t.Fatalf("grant: %d %s", code, out)
 	}
-	if code, out, _ = svcctl(t, d, "browser", "clients"); code != 0 || !strings.Contains(out, `"cli-pair"`) || !strings.Contains(out, `"host-ops"`) || !strings.Contains(out, `"mode": "codes"`) {
+	if code, out, _ = svcctlJSON(t, d, "browser", "clients"); code != 0 || !strings.Contains(out, `"cli-pair"`) || !strings.Contains(out, `"host-ops"`) || !strings.Contains(out, `"mode": "codes"`) {
 		t.Fatalf("clients: %d %s", code, out)
 	}
-	if code, out, _ = svcctl(t, d, "browser", "ls"); code != 0 || !strings.Contains(out, `"scopes"`) || !strings.Contains(out, `"refused"`) {
+	if code, out, _ = svcctlJSON(t, d, "browser", "ls"); code != 0 || !strings.Contains(out, `"scopes"`) || !strings.Contains(out, `"refused"`) {
 		t.Fatalf("ls: %d %s", code, out)
 	}
-	if code, out, _ = svcctl(t, d, "browser", "revoke-scope", "cli-pair", "host-ops"); code != 0 || strings.Contains(out, `"host-ops"`) {
+	if code, out, _ = svcctlJSON(t, d, "browser", "revoke-scope", "cli-pair", "host-ops"); code != 0 || strings.Contains(out, `"host-ops"`) {
 		t.Fatalf("revoke-scope: %d %s", code, out)
 	}
-	if code, out, _ = svcctl(t, d, "browser", "grant", "cli-pair", "root"); code != 1 || !strings.Contains(out, "invalid_scope") {
+	if code, out, _ = svcctlJSON(t, d, "browser", "grant", "cli-pair", "root"); code != 1 || !strings.Contains(out, "invalid_scope") {
 		t.Fatalf("bad scope: %d %s", code, out)
 	}
-	if code, out, _ = svcctl(t, d, "browser", "revoke", "cli-pair"); code != 0 {
+	if code, out, _ = svcctlJSON(t, d, "browser", "revoke", "cli-pair"); code != 0 {
 		t.Fatalf("revoke: %d %s", code, out)
 	}
 	var ce *websocket.CloseError
 	if err := p.WaitClosed(5 * time.Second); !errors.As(err, &ce) || ce.Code != 4401 {
 		t.Fatalf("after revoke: %v", err)
 	}
-	if code, out, _ = svcctl(t, d, "browser", "revoke", "cli-pair"); code != 1 || !strings.Contains(out, "client_not_paired") {
+	if code, out, _ = svcctlJSON(t, d, "browser", "revoke", "cli-pair"); code != 1 || !strings.Contains(out, "client_not_paired") {
 		t.Fatalf("second revoke: %d %s", code, out)
 	}
-	if code, _, _ = svcctl(t, d, "browser", "revoke"); code != 2 {
+	if code, _, _ = svcctlJSON(t, d, "browser", "revoke"); code != 2 {
 		t.Fatalf("usage exit %d", code)
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 func TestBrowserCommandsAgainstTheDaemon(t *testing.T) {
 	d := harness.Start(t, harness.Options{})
-	if code, out, _ := svcctl(t, d, "browser", "request", "--platform", "platform_b", "--path", "/api/echo"); code != 1 || !strings.Contains(out, "no_browser_client") {
+	if code, out, _ := svcctlJSON(t, d, "browser", "request", "--platform", "platform_b", "--path", "/api/echo"); code != 1 || !strings.Contains(out, "no_browser_client") {
 		t.Fatalf("no client: exit %d %s", code, out)
 	}
 	plat := fakeplugin.NewPlatform("s")
@@ -27,29 +27,29 @@ func TestBrowserCommandsAgainstTheDaemon(t *testing.T) {
 	}
 	defer p.Close()
 
-	code, out, errOut := svcctl(t, d, "browser", "ls", "--client", "cli-1")
+	code, out, errOut := svcctlJSON(t, d, "browser", "ls", "--client", "cli-1")
 	if code != 0 || !strings.Contains(out, `"client_id": "cli-1"`) || !strings.Contains(out, `"active_only"`) {
 		t.Fatalf("ls: %d %s %s", code, out, errOut)
 	}
-	code, out, _ = svcctl(t, d, "browser", "request", "--platform", "platform_b", "--path", "/api/echo", "--method", "POST", "--body", `{"x":1}`, "--id", "cli-req")
+	code, out, _ = svcctlJSON(t, d, "browser", "request", "--platform", "platform_b", "--path", "/api/echo", "--method", "POST", "--body", `{"x":1}`, "--id", "cli-req")
 	if code != 0 || !strings.Contains(out, `"requestId": "cli-req"`) || !strings.Contains(out, `"status": 200`) {
 		t.Fatalf("request: %d %s", code, out)
 	}
-	code, out, _ = svcctl(t, d, "browser", "request", "--platform", "platform_b", "--path", "/api/stream?n=2", "--sse")
+	code, out, _ = svcctlJSON(t, d, "browser", "request", "--platform", "platform_b", "--path", "/api/stream?n=2", "--sse")
 	if code != 0 || strings.Count(out, "event: stream_event") != 2 || !strings.Contains(out, "event: stream_end") {
 		t.Fatalf("sse: %d %s", code, out)
 	}
-	code, out, _ = svcctl(t, d, "browser", "action", "ws_reconnect", "delay_ms=20", "repeat_count=1")
+	code, out, _ = svcctlJSON(t, d, "browser", "action", "ws_reconnect", "delay_ms=20", "repeat_count=1")
 	if code != 0 || !strings.Contains(out, `"disconnectMs": 20`) || !strings.Contains(out, `"completed": true`) {
 		t.Fatalf("action: %d %s", code, out)
 	}
-	if code, out, _ = svcctl(t, d, "browser", "action", "explode"); code != 1 || !strings.Contains(out, "invalid_action") {
+	if code, out, _ = svcctlJSON(t, d, "browser", "action", "explode"); code != 1 || !strings.Contains(out, "invalid_action") {
 		t.Fatalf("bad action: %d %s", code, out)
 	}
-	if code, out, _ = svcctl(t, d, "browser", "cancel", "--platform", "platform_b", "--id", "nope"); code != 1 || !strings.Contains(out, "unknown_request") {
+	if code, out, _ = svcctlJSON(t, d, "browser", "cancel", "--platform", "platform_b", "--id", "nope"); code != 1 || !strings.Contains(out, "unknown_request") {
 		t.Fatalf("cancel: %d %s", code, out)
 	}
-	if code, _, _ = svcctl(t, d, "browser", "request"); code != 2 {
+	if code, _, _ = svcctlJSON(t, d, "browser", "request"); code != 2 {
 		t.Fatalf("usage error exit %d", code)
 	}
 }

@@ -22,11 +22,14 @@ type client struct {
 	configFile string // the daemon's HCL config (flag)
 	getenv     func(string) string
 	out        io.Writer
+	errOut     io.Writer // svcctl's stderr: exec's remote stderr and notes
+	format     string    // "human" (default) or "json": the raw envelope
+	source     string    // where the token sent was found, for a 401's message
 	http       *http.Client
 }
 
 func newClient(base, token string, getenv func(string) string, out io.Writer) *client {
-	return &client{base: strings.TrimRight(base, "/"), token: token, getenv: getenv, out: out, http: &http.Client{}}
+	return &client{base: strings.TrimRight(base, "/"), token: token, getenv: getenv, out: out, errOut: io.Discard, format: formatHuman, http: &http.Client{}}
 }
 
 // bearer finds the shared token the way the daemon does: -token, then
@@ -36,6 +39,7 @@ func newClient(base, token string, getenv func(string) string, out io.Writer) *c
 // error lists every place it looked.
 func (c *client) bearer() (string, error) {
 	if c.token != "" {
+		c.source = "the -token flag"
 		return c.token, nil
 	}
 	var args []string
@@ -49,7 +53,8 @@ func (c *client) bearer() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read the daemon configuration to find the token: %w", err)
 	}
-	t, _, err := cfg.LocateToken()
+	t, src, err := cfg.LocateToken()
+	c.source = string(src)
 	var nf *config.TokenNotFoundError
 	if errors.As(err, &nf) {
 		return "", fmt.Errorf("no shared token found; looked at: -token flag (not given); %s. Pass -token, set SVC_SHARED_TOKEN, or point -data-dir / SVC_DATA_DIR at the daemon's data dir",
@@ -74,14 +79,28 @@ func (c *client) authorize(req *http.Request, need bool) error {
 	return nil
 }
 
-// call sends one request and prints the JSON answer indented. A non-2xx
-// answer prints the error body and returns an error, so the exit code says it.
+// call sends one request and prints the answer (print). A non-2xx answer
+// returns an error saying the daemon's code and message, so the exit code
+// says it.
 func (c *client) call(ctx context.Context, method, path string, body any, auth bool) (json.RawMessage, error) {
+	raw, resp, err := c.send(ctx, method, path, body, auth)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		return raw, c.failure(method, path, resp, raw)
+	}
+	c.print(raw)
+	return raw, nil
+}
+
+// send sends one request and reads the whole answer without printing it.
+func (c *client) send(ctx context.Context, method, path string, body any, auth bool) ([]byte, *http.Response, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		rd = bytes.NewReader(b)
 	}
@@ -89,31 +108,34 @@ func (c *client) call(ctx context.Context, method, path string, body any, auth b
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if err := c.authorize(req, auth); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("daemon at %s: %w", c.base, err)
+		return nil, nil, fmt.Errorf("daemon at %s: %w", c.base, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	c.print(raw)
-	if resp.StatusCode/100 != 2 {
-		return raw, fmt.Errorf("%s %s: %s", method, path, resp.Status)
-	}
-	return raw, nil
+	return raw, resp, nil
 }
 
+// print shows a JSON answer: the envelope indented under -format=json,
+// otherwise rendered for people (human.go).
 func (c *client) print(raw []byte) {
+	if c.format != formatJSON {
+		if err := renderHuman(c.out, raw, time.Now()); err == nil {
+			return
+		}
+	}
 	var buf bytes.Buffer
 	if json.Indent(&buf, raw, "", "  ") == nil {
 		buf.WriteByte('\n')

@@ -6,38 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"strings"
 	"unicode/utf8"
 )
 
 // Host operations need the bearer token (-token, SVC_SHARED_TOKEN or the
 // default daemon's token file). The JSON answer is printed; the exit code is
 // 1 when data.ok is false, so scripts can test it.
-
-func runExec(ctx context.Context, c *client, args []string) error {
-	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	cwd := fs.String("cwd", "", "working directory (default: the daemon's)")
-	timeout := fs.Int64("timeout-ms", 0, "timeout in milliseconds (default: the daemon's, 30000)")
-	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
-		return usageError("usage: svcctl exec [-cwd DIR] [-timeout-ms N] [--] COMMAND...")
-	}
-	body := map[string]any{"command": strings.Join(fs.Args(), " ")}
-	if *cwd != "" {
-		body["cwd"] = *cwd
-	}
-	if *timeout != 0 {
-		body["timeoutMs"] = *timeout
-	}
-	raw, err := c.call(ctx, http.MethodPost, "/v1/exec", body, true)
-	if err != nil {
-		return err
-	}
-	return outcome(raw)
-}
 
 func runFiles(ctx context.Context, c *client, args []string) error {
 	if len(args) == 0 {
@@ -55,14 +33,21 @@ func runFiles(ctx context.Context, c *client, args []string) error {
 func runFilesRead(ctx context.Context, c *client, args []string) error {
 	fs := flag.NewFlagSet("files read", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	fs.StringVar(&c.format, "format", c.format, "output: human or json (the raw envelope)")
 	cwd := fs.String("cwd", "", "folder a relative PATH is resolved against")
 	b64 := fs.Bool("base64", false, "return the content as base64 (for binary files)")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
 		return usageError("usage: svcctl files read [-cwd DIR] [-base64] PATH")
 	}
+	if c.format != formatHuman && c.format != formatJSON {
+		return usageError("-format: want human or json")
+	}
 	body := map[string]any{"path": fs.Arg(0), "cwd": *cwd}
 	if *b64 {
 		body["encoding"] = "base64"
+	}
+	if c.format != formatJSON {
+		return c.printFile(ctx, body)
 	}
 	raw, err := c.call(ctx, http.MethodPost, "/v1/files/read", body, true)
 	if err != nil {
@@ -71,9 +56,46 @@ func runFilesRead(ctx context.Context, c *client, args []string) error {
 	return outcome(raw)
 }
 
+// printFile is files read for people: the file's bytes on stdout as they
+// are, like cat. It always asks for base64 so a binary file prints too.
+func (c *client) printFile(ctx context.Context, body map[string]any) error {
+	body["encoding"] = "base64"
+	raw, resp, err := c.send(ctx, http.MethodPost, "/v1/files/read", body, true)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		return c.failure(http.MethodPost, "/v1/files/read", resp, raw)
+	}
+	if err := outcome(raw); err != nil {
+		return err
+	}
+	var env struct {
+		Data struct {
+			Result struct {
+				Content  string `json:"content"`
+				Encoding string `json:"encoding"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return err
+	}
+	r := env.Data.Result
+	content := []byte(r.Content)
+	if r.Encoding == "base64" {
+		if content, err = base64.StdEncoding.DecodeString(r.Content); err != nil {
+			return fmt.Errorf("the daemon's base64 content: %w", err)
+		}
+	}
+	_, err = c.out.Write(content)
+	return err
+}
+
 func runFilesWrite(ctx context.Context, c *client, args []string) error {
 	fs := flag.NewFlagSet("files write", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	fs.StringVar(&c.format, "format", c.format, "output: human or json (the raw envelope)")
 	cwd := fs.String("cwd", "", "folder a relative PATH is resolved against")
 	noOverwrite := fs.Bool("no-overwrite", false, "fail instead of replacing an existing file")
 	parents := fs.Bool("parents", false, "create missing folders")

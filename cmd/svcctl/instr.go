@@ -21,9 +21,12 @@ func runInstr(ctx context.Context, c *client, args []string) error {
 	}
 	fs := flag.NewFlagSet("instr run", flag.ContinueOnError)
 	file := fs.String("file", "", "read the reply from this file instead of stdin")
-	asJSON := fs.Bool("json", false, "print the whole JSON answer")
+	asJSON := fs.Bool("json", c.format == formatJSON, "print the whole JSON answer (as -format=json)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return usageError(err.Error())
+	}
+	if *asJSON {
+		c.format = formatJSON
 	}
 	var in io.Reader = os.Stdin
 	if *file != "" {

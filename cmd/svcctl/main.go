@@ -1,5 +1,6 @@
 // Command svcctl is the operator CLI for a running svcd. It talks HTTP to
-// -addr (default the local daemon) and prints the JSON answers.
+// -addr (default the local daemon) and prints the answers for people, or the
+// raw JSON envelopes under -format=json.
 package main
 
 import (
@@ -27,7 +28,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"status":      {usage: "status                       narrow status snapshot", run: runStatus},
 		"system":      {usage: "system state|pause|resume|drain [--reason R] [--by WHO]", run: runSystem},
-		"exec":        {usage: "exec [-cwd DIR] [-timeout-ms N] [--] COMMAND...   run a shell command on the daemon's host", run: runExec},
+		"exec":        {usage: "exec [-cwd DIR] [-timeout-ms N] -- CMD ARGS... | exec -sh 'SHELL'   run on the daemon's host; its output and exit code are svcctl's", run: runExec},
 		"files":       {usage: "files read|write [flags] PATH [CONTENT]   read or write a file on the daemon's host", run: runFiles},
 		"workers":     {usage: "workers [restart NAME|all]   list worker processes, or rolling-restart one", run: runWorkers},
 		"cluster":     {usage: "cluster [ls] | cluster join ID RAFT API|- | cluster remove ID   members and roles; add or remove a node (token)", run: runCluster},
@@ -58,11 +59,16 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 	token := fs.String("token", "", "bearer token for host operations (default: SVC_SHARED_TOKEN, the config file's shared_token, then <data dir>/shared_token)")
 	dataDir := fs.String("data-dir", "", "the daemon's data dir, where its token file is (default: SVC_DATA_DIR, the config file's data_dir, then ./data)")
 	configFile := fs.String("config", "", "the daemon's HCL config file (default: SVC_CONFIG)")
+	format := fs.String("format", formatHuman, "output: human (tables, key: value, relative times) or json (the raw envelope, for scripts)")
 	fs.Usage = func() { usage(stderr, fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		return 2
+	}
+	if *format != formatHuman && *format != formatJSON {
+		fmt.Fprintf(stderr, "svcctl: -format %q: want human or json\n", *format)
 		return 2
 	}
 	if fs.NArg() == 0 {
@@ -76,11 +82,19 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 		usage(stderr, fs)
 		return 2
 	}
+	if wantsHelp(fs.Args()[1:]) && printHelp(stderr, name) {
+		return 0
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c := newClient(*addr, *token, getenv, stdout)
 	c.dataDir, c.configFile = *dataDir, *configFile
+	c.errOut, c.format = stderr, *format
 	if err := cmd.run(ctx, c, fs.Args()[1:]); err != nil {
+		var ee exitError
+		if errors.As(err, &ee) {
+			return int(ee)
+		}
 		fmt.Fprintf(stderr, "svcctl %s: %v\n", name, err)
 		var ue usageError
 		if errors.As(err, &ue) {
@@ -96,8 +110,14 @@ type usageError string
 
 func (u usageError) Error() string { return string(u) }
 
+// exitError is an exit code already explained on stderr (exec passes the
+// remote command's on).
+type exitError int
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
 func usage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprintln(w, "usage: svcctl [-addr URL] [-token T | -data-dir DIR | -config FILE] <command> [args]\n\ncommands:")
+	fmt.Fprintln(w, "usage: svcctl [-addr URL] [-format human|json] [-token T | -data-dir DIR | -config FILE] <command> [args]\n\ncommands:")
 	var lines []string
 	for _, c := range commands() {
 		lines = append(lines, "  "+c.usage)

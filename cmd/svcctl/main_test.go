@@ -23,10 +23,16 @@ func svcctl(t *testing.T, d *harness.Daemon, args ...string) (int, string, strin
 	return code, out.String(), errb.String()
 }
 
+// svcctlJSON is svcctl with -format=json, for tests that read the envelope.
+func svcctlJSON(t *testing.T, d *harness.Daemon, args ...string) (int, string, string) {
+	t.Helper()
+	return svcctl(t, d, append([]string{"-format=json"}, args...)...)
+}
+
 func TestSystemCommandsAgainstTheDaemon(t *testing.T) {
 	d := harness.Start(t, harness.Options{})
 
-	code, out, errOut := svcctl(t, d, "system", "pause", "--reason", "cli test", "--by", "alice")
+	code, out, errOut := svcctlJSON(t, d, "system", "pause", "--reason", "cli test", "--by", "alice")
 	if code != 0 {
 		t.Fatalf("pause exit %d: %s %s", code, out, errOut)
 	}
@@ -44,20 +50,20 @@ func TestSystemCommandsAgainstTheDaemon(t *testing.T) {
 		t.Fatalf("pause answered %+v", env.Data)
 	}
 
-	code, out, _ = svcctl(t, d, "system", "state")
+	code, out, _ = svcctlJSON(t, d, "system", "state")
 	if code != 0 || !strings.Contains(out, `"mode": "paused"`) {
 		t.Fatalf("state exit %d: %s", code, out)
 	}
-	code, out, _ = svcctl(t, d, "status")
+	code, out, _ = svcctlJSON(t, d, "status")
 	if code != 0 || !strings.Contains(out, `"daemon_reachable": true`) {
 		t.Fatalf("status exit %d: %s", code, out)
 	}
 	for _, action := range []string{"drain", "resume"} {
-		if code, out, _ := svcctl(t, d, "system", action); code != 0 {
+		if code, out, _ := svcctlJSON(t, d, "system", action); code != 0 {
 			t.Fatalf("%s exit %d: %s", action, code, out)
 		}
 	}
-	if code, out, _ := svcctl(t, d, "system", "state"); code != 0 || !strings.Contains(out, `"mode": "running"`) {
+	if code, out, _ := svcctlJSON(t, d, "system", "state"); code != 0 || !strings.Contains(out, `"mode": "running"`) {
 		t.Fatalf("after resume: %s", out)
 	}
 }
@@ -65,7 +71,7 @@ func TestSystemCommandsAgainstTheDaemon(t *testing.T) {
 func TestUsageErrors(t *testing.T) {
 	d := harness.Start(t, harness.Options{})
 	for _, args := range [][]string{{}, {"bogus"}, {"system"}, {"system", "explode"}, {"system", "pause", "--nope"}, {"status", "extra"}} {
-		if code, _, _ := svcctl(t, d, args...); code != 2 {
+		if code, _, _ := svcctlJSON(t, d, args...); code != 2 {
 			t.Errorf("svcctl %v exit %d, want 2", args, code)
 		}
 	}

@@ -28,22 +28,22 @@ func TestRenewalTasksControllersCommands(t *testing.T) {
 		{[]string{"tasks", "ls", "succeeded"}, `"kind": "instruction_batch"`},
 		{[]string{"controllers"}, `"node_id": "node1"`},
 	} {
-		code, out, errOut := svcctl(t, d, c.args...)
+		code, out, errOut := svcctlJSON(t, d, c.args...)
 		if code != 0 || !strings.Contains(out, c.want) {
 			t.Fatalf("svcctl %v: exit %d\n%s\n%s", c.args, code, out, errOut)
 		}
 	}
-	code, out, _ := svcctl(t, d, "tasks", "get", "task-1")
+	code, out, _ := svcctlJSON(t, d, "tasks", "get", "task-1")
 	if code != 0 || !strings.Contains(out, `"run_id": "run-1-1"`) {
 		t.Fatalf("tasks get: %d %s", code, out)
 	}
-	if code, out, _ := svcctl(t, d, "tasks", "logs", "task-1"); code != 0 || !strings.Contains(out, `"lines"`) {
+	if code, out, _ := svcctlJSON(t, d, "tasks", "logs", "task-1"); code != 0 || !strings.Contains(out, `"lines"`) {
 		t.Fatalf("tasks logs: %d %s", code, out)
 	}
-	if code, _, _ := svcctl(t, d, "renewal", "get", "nope"); code != 1 {
+	if code, _, _ := svcctlJSON(t, d, "renewal", "get", "nope"); code != 1 {
 		t.Fatalf("unknown conversation: exit %d", code)
 	}
-	if code, _, _ := svcctl(t, d, "renewal", "explode"); code != 2 {
+	if code, _, _ := svcctlJSON(t, d, "renewal", "explode"); code != 2 {
 		t.Fatalf("bad usage: exit %d", code)
 	}
 }

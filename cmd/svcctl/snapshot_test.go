@@ -17,7 +17,7 @@ func TestSnapshotCommands(t *testing.T) {
 		t.Fatalf("pause: %d", r.Status)
 	}
 	file := filepath.Join(t.TempDir(), "b.snap")
-	code, out, errOut := svcctl(t, d, "snapshot", "save", file)
+	code, out, errOut := svcctlJSON(t, d, "snapshot", "save", file)
 	if code != 0 || !strings.Contains(out, `"cluster_id"`) {
 		t.Fatalf("snapshot save: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -30,17 +30,17 @@ func TestSnapshotCommands(t *testing.T) {
 	}
 	bad := filepath.Join(t.TempDir(), "bad.snap")
 	os.WriteFile(bad, raw[:len(raw)-1], 0o600)
-	if code, _, errOut := svcctl(t, d, "snapshot", "restore", bad); code != 1 || !strings.Contains(errOut, "refused, nothing sent") || !strings.Contains(errOut, "truncated") {
+	if code, _, errOut := svcctlJSON(t, d, "snapshot", "restore", bad); code != 1 || !strings.Contains(errOut, "refused, nothing sent") || !strings.Contains(errOut, "truncated") {
 		t.Fatalf("truncated restore: exit %d\n%s", code, errOut)
 	}
-	if code, out, errOut := svcctl(t, d, "snapshot", "restore", file); code != 0 || !strings.Contains(out, `"restored"`) {
+	if code, out, errOut := svcctlJSON(t, d, "snapshot", "restore", file); code != 0 || !strings.Contains(out, `"restored"`) {
 		t.Fatalf("snapshot restore: exit %d\n%s\n%s", code, out, errOut)
 	}
 	st := d.Do("GET", "/v1/system/state", nil).JSON(t)["data"].(map[string]any)
 	if st["mode"] != "paused" || st["reason"] != "before-save" {
 		t.Fatalf("state after restore: %v", st)
 	}
-	if code, _, _ := svcctl(t, d, "snapshot", "save"); code != 2 {
+	if code, _, _ := svcctlJSON(t, d, "snapshot", "save"); code != 2 {
 		t.Fatalf("usage: exit %d", code)
 	}
 }

@@ -38,7 +38,7 @@ func TestTokenFoundFromAnyDirectory(t *testing.T) {
 	code := run([]string{"-addr", d.URL, "exec", "--", "true"}, &out, &errb, noEnv)
 	wd, _ := os.Getwd()
 	msg := errb.String()
-	if code != 1 || !strings.Contains(msg, "SVC_SHARED_TOKEN") || !strings.Contains(msg, filepath.Join(wd, "data", "shared_token")) || !strings.Contains(msg, "-data-dir") {
+	if code != exitNoRun || !strings.Contains(msg, "SVC_SHARED_TOKEN") || !strings.Contains(msg, filepath.Join(wd, "data", "shared_token")) || !strings.Contains(msg, "-data-dir") {
 		t.Fatalf("no token anywhere: exit %d, %q", code, msg)
 	}
 }
