@@ -325,15 +325,15 @@ func TestStatusWrapper(t *testing.T) {
 		t.Fatalf("wrapper /describe = %d %s", r.Status, r.Body)
 	}
 	// The wrapper's JSON equals the daemon's own, but for source and time,
-	// and workers: the wrapper reads only /v1/system/state (SPEC.md), so it
-	// cannot know the daemon's worker processes.
+	// and the daemon process's own facts (workers, browser clients, cluster,
+	// version, uptime): the wrapper reads only /v1/system/state (SPEC.md).
 	var mine, daemons envelope[map[string]any]
 	harness.Do(t, "GET", base+"/v1/status", nil).Decode(t, &mine)
 	d.Do("GET", "/v1/status", nil).Decode(t, &daemons)
 	if _, ok := daemons.Data["workers"]; !ok {
 		t.Fatalf("daemon /v1/status has no workers: %v", daemons.Data)
 	}
-	for _, k := range []string{"generated_at", "source", "workers"} {
+	for _, k := range []string{"generated_at", "source", "workers", "browser", "cluster", "version", "started_at", "uptime_ms"} {
 		delete(mine.Data, k)
 		delete(daemons.Data, k)
 	}

@@ -80,7 +80,7 @@ type Summary struct {
 
 // List returns tasks newest first, optionally with one status, at most limit.
 func (s *Store) List(status string, limit int) []Summary {
-	var out []Summary
+	out := []Summary{}
 	s.w.Read(func(st *raftstore.State) {
 		for _, t := range st.Tasks.ByID {
 			if status != "" && t.Status != status {
