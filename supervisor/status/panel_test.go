@@ -32,6 +32,7 @@ func TestPanelShowsEverything(t *testing.T) {
 	wStart := now.Add(-90 * time.Second)
 	contact := now.Add(-2 * time.Second)
 	lag := uint64(3)
+	retry := now.Add(5 * time.Minute)
 	snap := Assemble(Input{
 		System:    &systemstate.State{Mode: "running", ActiveRuns: []systemstate.Run{{ID: "r1"}}},
 		Source:    "local",
@@ -41,7 +42,8 @@ func TestPanelShowsEverything(t *testing.T) {
 			{ClientID: "chrome-1", Browser: "chrome", Connected: true, Paired: true, Scopes: []string{"bridge", "host-ops"}, Platforms: []string{"platform_a"}, LastSeenAt: &seen},
 			{ClientID: "old-2", Scopes: []string{}, Platforms: []string{}},
 		}},
-		Workers: []Worker{{Name: "hostops", State: "running", Pid: 4242, StartedAt: &wStart, Restarts: 1, LastExit: &Exit{Code: -1, Signal: "SIGKILL", At: wStart}}},
+		Workers: []Worker{{Name: "relay", State: "failed", Restarts: 5, LastError: "crash loop: 5 exits in 60s", NextRetryAt: &retry},
+			{Name: "hostops", State: "running", Pid: 4242, StartedAt: &wStart, Restarts: 1, LastExit: &Exit{Code: -1, Signal: "SIGKILL", At: wStart}}},
 		Cluster: []Member{{NodeID: "n1", Role: "leader", APIAddr: "127.0.0.1:1"}, {NodeID: "n2", Role: "standby", Self: true, LagEntries: &lag, LastContact: &contact}},
 		Now:     now,
 	})
@@ -58,6 +60,7 @@ func TestPanelShowsEverything(t *testing.T) {
 		"Node n2 (this node)", "standby", "lag 3 entries", "leader last heard 2 s ago",
 		"Worker hostops", "pid 4242", "up 1 min 30 s", "1 restart ·", "last exit SIGKILL 1 min 30 s ago",
 		"Active runs</th><td>1<",
+		"Worker relay", "failed", "5 restarts", "crash loop: 5 exits in 60s", "retries in 5 min 0 s",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("panel lacks %q", want)

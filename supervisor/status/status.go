@@ -45,6 +45,10 @@ type Worker struct {
 	StartedAt *time.Time `json:"started_at,omitempty"`
 	Restarts  int        `json:"restarts"`
 	LastExit  *Exit      `json:"last_exit,omitempty"`
+	// LastError says why a worker is failed or restarting; NextRetryAt
+	// when the manager tries it again.
+	LastError   string     `json:"last_error,omitempty"`
+	NextRetryAt *time.Time `json:"next_retry_at,omitempty"`
 }
 
 // Exit is how a worker's last instance ended.

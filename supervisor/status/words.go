@@ -67,6 +67,19 @@ func Ago(now time.Time, t any) string {
 	return HumanMs(now.Sub(at).Milliseconds()) + " ago"
 }
 
+// Until writes how long after now t is ("in 4 min 10 s"), or "now" when
+// it has passed.
+func Until(now time.Time, t any) string {
+	at, ok := timeOf(t)
+	if !ok {
+		return "—"
+	}
+	if !at.After(now) {
+		return "now"
+	}
+	return "in " + HumanMs(at.Sub(now).Milliseconds())
+}
+
 func uptime(now time.Time, t any) string {
 	at, ok := timeOf(t)
 	if !ok {
