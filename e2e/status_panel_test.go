@@ -144,6 +144,13 @@ func TestEmptyListsAreArrays(t *testing.T) {
 			t.Errorf("GET %s: %s = %s, want an array", c.path, c.key, v)
 		}
 	}
+	// No route shows Go's zero time for "not yet".
+	for _, path := range []string{"/v1/status", "/v1/system/state", "/v1/runtime", "/health", "/rolez", "/v1/cluster", "/v1/controllers",
+		"/v1/workers", "/v1/browser", "/v1/browser/clients", "/v1/renewal/scheduler", "/v1/renewal/jobs", "/v1/tasks", "/v1/capabilities"} {
+		if r := d.DoAuth("GET", path, nil); strings.Contains(string(r.Body), "0001-01-01") {
+			t.Errorf("GET %s shows the zero time: %s", path, r.Body)
+		}
+	}
 	var st envelope[map[string]json.RawMessage]
 	d.Do("GET", "/v1/system/state", nil).Decode(t, &st)
 	if string(st.Data["updated_at"]) != "null" {
