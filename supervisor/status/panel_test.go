@@ -96,6 +96,25 @@ func TestPanelWrapperMinimal(t *testing.T) {
 	}
 }
 
+// A daemon no browser has reached says how to pair one.
+func TestPanelSaysHowToPair(t *testing.T) {
+	st := &systemstate.State{Mode: "running"}
+	snap := Assemble(Input{System: st, Browser: &Browser{PairingMode: "codes", Clients: []Client{}}, Now: time.Now()})
+	var html bytes.Buffer
+	if err := RenderHTML(&html, snap); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"0 clients connected", "No browser has connected yet", "svcctl browser pair"} {
+		if !strings.Contains(html.String(), want) {
+			t.Errorf("panel lacks %q", want)
+		}
+	}
+	b, _ := json.Marshal(snap)
+	if !strings.Contains(string(b), `"clients":[]`) {
+		t.Errorf("no clients is not []: %s", b)
+	}
+}
+
 type errString string
 
 func (e errString) Error() string { return string(e) }
