@@ -76,7 +76,7 @@ footer{color:#57606a;font-size:.85rem;margin-top:1.5rem}
 {{if .Workers}}
 <h2>Workers</h2>
 <table>
-{{range .Workers}}<tr><th>Worker {{.Name}}</th><td>{{if eq .State "running"}}<span class="ok">{{.State}}</span>{{else if eq .State "failed"}}<span class="bad">{{.State}}</span>{{else}}{{.State}}{{end}}{{if .Pid}} · pid {{.Pid}}{{end}}{{if and .StartedAt (eq .State "running")}} · up {{uptime $now .StartedAt}}{{end}} · {{plural .Restarts "restart"}}{{with .LastExit}} · last exit {{if .Signal}}{{.Signal}}{{else}}code {{.Code}}{{end}} {{ago $now .At}}{{if .Reason}} ({{.Reason}}){{end}}{{end}}{{if and .LastError (ne .State "running")}} · <span class="bad">{{.LastError}}</span>{{end}}{{if .NextRetryAt}} · retries {{until $now .NextRetryAt}}{{end}}</td></tr>
+{{range .Workers}}<tr><th>Worker {{.Name}}</th><td>{{if eq .State "running"}}<span class="ok">{{.State}}</span>{{else if eq .State "failed"}}<span class="bad">{{.State}}</span>{{else}}{{.State}}{{end}}{{if .Pid}} · pid {{.Pid}}{{end}}{{if and .StartedAt (eq .State "running")}} · up {{uptime $now .StartedAt}}{{end}} · {{plural .Restarts "restart"}}{{with .LastExit}} · last exit {{if .Signal}}{{.Signal}}{{else}}code {{.Code}}{{end}} ({{ago $now .At}}{{if .Reason}}, {{.Reason}}{{end}}){{end}}{{if and .LastError (ne .State "running")}} · <span class="bad">{{.LastError}}</span>{{end}}{{if .NextRetryAt}} · retries {{until $now .NextRetryAt}}{{end}}</td></tr>
 {{end}}
 </table>
 {{end}}

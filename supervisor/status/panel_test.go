@@ -53,14 +53,14 @@ func TestPanelShowsEverything(t *testing.T) {
 	}
 	page := html.String()
 	for _, want := range []string{
-		"version 1.2.3", "up 3 h 0 min",
+		"version 1.2.3", "up 3 h",
 		"Browser chrome-1", "connected", "paired", "bridge, host-ops", "platform_a", "last seen 5 s ago",
 		"Browser old-2", "disconnected", "shared token", "last seen never",
 		"1 client connected", "pairing by codes", "2 hellos refused at pairing", "unknown code",
 		"Node n2 (this node)", "standby", "lag 3 entries", "leader last heard 2 s ago",
-		"Worker hostops", "pid 4242", "up 1 min 30 s", "1 restart ·", "last exit SIGKILL 1 min 30 s ago",
+		"Worker hostops", "pid 4242", "up 1 min 30 s", "1 restart ·", "last exit SIGKILL (1 min 30 s ago)",
 		"Active runs</th><td>1<",
-		"Worker relay", "failed", "5 restarts", "crash loop: 5 exits in 60s", "retries in 5 min 0 s",
+		"Worker relay", "failed", "5 restarts", "crash loop: 5 exits in 60s", "retries in 5 min",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("panel lacks %q", want)
@@ -118,3 +118,11 @@ func TestPanelSaysHowToPair(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+func TestHumanMs(t *testing.T) {
+	for ms, want := range map[int64]string{500: "under 1 s", 42_000: "42 s", 60_000: "1 min", 185_000: "3 min 5 s", 3_600_000: "1 h", 7_800_000: "2 h 10 min", 26 * 3_600_000: "1 d 2 h"} {
+		if got := HumanMs(ms); got != want {
+			t.Errorf("HumanMs(%d) = %q, want %q", ms, got, want)
+		}
+	}
+}

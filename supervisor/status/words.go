@@ -47,12 +47,20 @@ func HumanMs(ms int64) string {
 	case d < time.Minute:
 		return fmt.Sprintf("%d s", int(d.Seconds()))
 	case d < time.Hour:
-		return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
+		return pair(int(d.Minutes()), "min", int(d.Seconds())%60, "s")
 	case d < 24*time.Hour:
-		return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
+		return pair(int(d.Hours()), "h", int(d.Minutes())%60, "min")
 	default:
-		return fmt.Sprintf("%d d %d h", int(d.Hours())/24, int(d.Hours())%24)
+		return pair(int(d.Hours())/24, "d", int(d.Hours())%24, "h")
 	}
+}
+
+// pair writes "3 h 5 min", or "3 h" when the smaller unit is zero.
+func pair(big int, bigUnit string, small int, smallUnit string) string {
+	if small == 0 {
+		return fmt.Sprintf("%d %s", big, bigUnit)
+	}
+	return fmt.Sprintf("%d %s %d %s", big, bigUnit, small, smallUnit)
 }
 
 // Ago writes how long before now t was ("5 s ago"), or "never" for nil.
