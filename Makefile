@@ -24,7 +24,7 @@ tools:
 		npm install --no-audit --no-fund --prefix .tools/codex @openai/codex@$(CODEX_VERSION)
 
 test: lint tools
-	node --test extension/test/
+	node --test --test-reporter=dot extension/test/
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 lint:

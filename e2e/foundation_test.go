@@ -325,8 +325,8 @@ func TestStatusWrapper(t *testing.T) {
 		t.Fatalf("wrapper /describe = %d %s", r.Status, r.Body)
 	}
 	// The wrapper's JSON equals the daemon's own, but for source and time,
-	// and workers: the wrapper reads only /v1/system/state (SPEC.md), so it
-	// cannot know the daemon's worker processes.
+	// and the daemon process's own facts (workers, browser clients, cluster,
+	// version, uptime): the wrapper reads only /v1/system/state (SPEC.md).
 	var mine, daemons envelope[map[string]any]
 	harness.Do(t, "GET", base+"/v1/status", nil).Decode(t, &mine)
 	d.Do("GET", "/v1/status", nil).Decode(t, &daemons)
@@ -334,9 +334,9 @@ func TestStatusWrapper(t *testing.T) {
 		t.Fatalf("daemon /v1/status has no workers: %v", daemons.Data)
 	}
 	// The wrapper reads the daemon's system state only: what the daemon
-	// knows of itself beyond it (workers, the exec sandbox, …) is the
-	// daemon's own section, absent from the wrapper's answer.
-	for _, k := range []string{"generated_at", "source", "workers", "sandbox"} {
+	// knows of itself beyond it (workers, the exec sandbox, browsers, …)
+	// is the daemon's own section, absent from the wrapper's answer.
+	for _, k := range []string{"generated_at", "source", "workers", "sandbox", "sandbox_level", "browser", "cluster", "version", "started_at", "uptime_ms"} {
 		delete(mine.Data, k)
 		delete(daemons.Data, k)
 	}

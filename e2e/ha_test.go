@@ -100,7 +100,7 @@ func TestHATwoNodesAndWitness(t *testing.T) {
 	}
 	// The status panel and JSON show the cluster.
 	panel := string(c.n2.Do("GET", "/v1/status/ui", nil).Body)
-	for _, want := range []string{"Node n1", "Node n2 (this node)", "Node w", "leader", "standby", "witness"} {
+	for _, want := range []string{"Node n1", "Node n2 (this node)", "Node w", "leader", "standby", "witness", "lag ", "leader last heard"} {
 		if !strings.Contains(panel, want) {
 			t.Errorf("status panel lacks %q", want)
 		}

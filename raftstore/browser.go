@@ -40,7 +40,7 @@ type BrowserState struct {
 	Records          map[string]*BrowserRecord `json:"records"`
 	LastActionResult *StoredActionResult       `json:"last_action_result,omitempty"`
 	ShellRuntime     json.RawMessage           `json:"shell_runtime,omitempty"`
-	ShellRuntimeAt   time.Time                 `json:"shell_runtime_at,omitempty"`
+	ShellRuntimeAt   time.Time                 `json:"shell_runtime_at,omitzero"`
 }
 
 // BrowserClient is one plugin instance, keyed by its clientId.
@@ -50,11 +50,11 @@ type BrowserClient struct {
 	ExtensionVersion   string              `json:"extension_version"`
 	FirstSeenAt        time.Time           `json:"first_seen_at"`
 	LastConnectedAt    time.Time           `json:"last_connected_at"`
-	LastDisconnectedAt time.Time           `json:"last_disconnected_at,omitempty"`
+	LastDisconnectedAt time.Time           `json:"last_disconnected_at,omitzero"`
 	LastSeenAt         time.Time           `json:"last_seen_at"`
 	Connected          bool                `json:"connected"`
 	ShellRuntime       json.RawMessage     `json:"shell_runtime,omitempty"`
-	ShellRuntimeAt     time.Time           `json:"shell_runtime_at,omitempty"`
+	ShellRuntimeAt     time.Time           `json:"shell_runtime_at,omitzero"`
 	LastActionResult   *StoredActionResult `json:"last_action_result,omitempty"`
 }
 
@@ -82,15 +82,15 @@ type BrowserRecord struct {
 	Endpoints             []BrowserEndpoint `json:"endpoints"`
 	FirstSeenAt           time.Time         `json:"first_seen_at"`
 	UpdatedAt             time.Time         `json:"updated_at"`
-	CredentialsAt         time.Time         `json:"credentials_at,omitempty"`
-	EndpointsAt           time.Time         `json:"endpoints_at,omitempty"`
+	CredentialsAt         time.Time         `json:"credentials_at,omitzero"`
+	EndpointsAt           time.Time         `json:"endpoints_at,omitzero"`
 	LastActivityAt        time.Time         `json:"last_activity_at"`
 	LastActivityKind      string            `json:"last_activity_kind"`
 	// SweptStatus is the status the last stale sweep wrote; the read model
 	// recomputes the live status from times, this is its durable trace.
 	SweptStatus          string    `json:"swept_status"`
 	StaleSweepCount      int       `json:"stale_sweep_count"`
-	LastStaleSweepAt     time.Time `json:"last_stale_sweep_at,omitempty"`
+	LastStaleSweepAt     time.Time `json:"last_stale_sweep_at,omitzero"`
 	LastStaleSweepStatus string    `json:"last_stale_sweep_status,omitempty"`
 }
 

@@ -97,8 +97,8 @@ type Conversation struct {
 	RepeatedRenewalCount          int       `json:"repeated_renewal_count"`
 	LastNonPausedAutomationStatus string    `json:"last_non_paused_automation_status"`
 	LastMessageID                 string    `json:"last_message_id,omitempty"`
-	LastAIMessageAt               time.Time `json:"last_ai_message_at,omitempty"`
-	LinkedAt                      time.Time `json:"linked_at,omitempty"`
+	LastAIMessageAt               time.Time `json:"last_ai_message_at,omitzero"`
+	LinkedAt                      time.Time `json:"linked_at,omitzero"`
 	CreatedAt                     time.Time `json:"created_at"`
 	UpdatedAt                     time.Time `json:"updated_at"`
 	Seen                          []string  `json:"seen_message_ids,omitempty"`

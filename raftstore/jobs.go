@@ -38,8 +38,8 @@ type JobsState struct {
 type TickStats struct {
 	Total               int64     `json:"total"`
 	SkippedSystemPaused int64     `json:"skipped_system_paused"`
-	LastTickAt          time.Time `json:"last_tick_at,omitempty"`
-	LastSkippedAt       time.Time `json:"last_skipped_system_paused_at,omitempty"`
+	LastTickAt          time.Time `json:"last_tick_at,omitzero"`
+	LastSkippedAt       time.Time `json:"last_skipped_system_paused_at,omitzero"`
 	LastOutcome         string    `json:"last_outcome,omitempty"`
 }
 

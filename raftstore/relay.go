@@ -31,13 +31,13 @@ type RelayTarget struct {
 	Target          string    `json:"target"`
 	WindowStart     time.Time `json:"window_start"`
 	WindowCount     int       `json:"window_count"`
-	BackoffUntil    time.Time `json:"backoff_until,omitempty"`
+	BackoffUntil    time.Time `json:"backoff_until,omitzero"`
 	BackoffLevel    int       `json:"backoff_level"`
 	Breaker         string    `json:"breaker"`
 	BreakerFailures int       `json:"breaker_failures"`
-	BreakerOpenedAt time.Time `json:"breaker_opened_at,omitempty"`
+	BreakerOpenedAt time.Time `json:"breaker_opened_at,omitzero"`
 	LastStatus      int       `json:"last_status"`
-	LastOutcomeAt   time.Time `json:"last_outcome_at,omitempty"`
+	LastOutcomeAt   time.Time `json:"last_outcome_at,omitzero"`
 	Admitted        int64     `json:"admitted"`
 	Refused         int64     `json:"refused"`
 	UpdatedAt       time.Time `json:"updated_at"`

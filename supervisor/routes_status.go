@@ -3,9 +3,12 @@ package supervisor
 import (
 	"fmt"
 	"net/http"
+	"sort"
 	"time"
 
 	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/shared/version"
+	"github.com/svcd/svcd/supervisor/bridge"
 	"github.com/svcd/svcd/supervisor/openapi"
 	"github.com/svcd/svcd/supervisor/status"
 )
@@ -33,23 +36,94 @@ func (s *Server) statusRoutes() []Route {
 // the status wrapper uses on what it fetches.
 func (s *Server) statusSnapshot() status.Snapshot {
 	st := s.SystemState()
-	return status.Assemble(status.Input{System: &st, Source: "local", Workers: s.workerStatus(), Cluster: s.clusterStatus(),
-		Convs: s.convStatus(), Tasks: s.taskStatus(), Sandbox: s.sandboxLevels(), Now: time.Now()})
+	return status.Assemble(status.Input{System: &st, Source: "local", Version: version.Version, StartedAt: s.started,
+		Sandbox: s.sandboxLevels(), SandboxLevel: s.sandboxLevel(),
+		Browser: s.browserStatus(), Workers: s.workerStatus(), Cluster: s.clusterStatus(),
+		Convs: s.convStatus(), Tasks: s.taskStatus(), Now: time.Now()})
 }
 
-// clusterStatus is the member list for /v1/status and the panel; a lone
-// node (no peers) shows none.
-func (s *Server) clusterStatus() []status.Member {
-	if !s.node.HasPeers() {
+// sandboxLevel is the panel's line for the exec sandbox: its mode, what
+// each layer is, and how many are missing (no paths; /v1/runtime with the
+// token has the whole report).
+func (s *Server) sandboxLevel() string {
+	if s.sandbox == nil {
+		return ""
+	}
+	line := s.sandbox.Mode + ": " + s.sandbox.Summary()
+	if n := len(s.sandbox.Missing); n > 0 {
+		line += "; " + status.Plural(n, "layer") + " missing"
+	}
+	return line
+}
+
+// browserStatus is the bridge's clients for the panel: who is connected,
+// paired, with which scopes, on which platforms, last seen when.
+func (s *Server) browserStatus() *status.Browser {
+	if s.browser == nil || s.browser.hub == nil {
 		return nil
 	}
+	m := s.browser.hub.ReadModel(bridge.Filter{}, bridge.RelayInfo{})
+	platforms := map[string]map[string]bool{}
+	for _, r := range m.Records {
+		if r.Platform == "" {
+			continue
+		}
+		if platforms[r.ClientID] == nil {
+			platforms[r.ClientID] = map[string]bool{}
+		}
+		platforms[r.ClientID][r.Platform] = true
+	}
+	out := &status.Browser{PairingMode: m.Pairing.Mode, Connected: m.Summary.Connected, Clients: make([]status.Client, 0, len(m.Clients)),
+		Refused: m.Pairing.Refused.Count, RefusedLast: m.Pairing.Refused.LastReason}
+	for _, c := range m.Clients {
+		names := make([]string, 0, len(platforms[c.ClientID]))
+		for p := range platforms[c.ClientID] {
+			names = append(names, p)
+		}
+		sort.Strings(names)
+		scopes := c.Scopes
+		if scopes == nil {
+			scopes = []string{}
+		}
+		out.Clients = append(out.Clients, status.Client{ClientID: c.ClientID, Browser: c.Browser, Connected: c.Connected, Paired: c.Paired,
+			Scopes: scopes, Platforms: names, LastSeenAt: c.LastSeenAt})
+	}
+	// Connected first, then the most recently seen.
+	sort.SliceStable(out.Clients, func(i, j int) bool {
+		a, b := out.Clients[i], out.Clients[j]
+		if a.Connected != b.Connected {
+			return a.Connected
+		}
+		if (a.LastSeenAt == nil) != (b.LastSeenAt == nil) {
+			return a.LastSeenAt != nil
+		}
+		if a.LastSeenAt != nil && !a.LastSeenAt.Equal(*b.LastSeenAt) {
+			return a.LastSeenAt.After(*b.LastSeenAt)
+		}
+		return a.ClientID < b.ClientID
+	})
+	return out
+}
+
+// clusterStatus is the member list for /v1/status and the panel (a lone
+// node shows itself as leader). A standby's own row carries its lag.
+func (s *Server) clusterStatus() []status.Member {
 	members, err := s.node.Members()
 	if err != nil {
 		return nil
 	}
+	role := s.node.Role()
 	out := make([]status.Member, 0, len(members))
 	for _, m := range members {
-		out = append(out, status.Member{NodeID: m.NodeID, Role: m.Role, APIAddr: m.APIAddr, Self: m.Self})
+		row := status.Member{NodeID: m.NodeID, Role: m.Role, APIAddr: m.APIAddr, Self: m.Self, LastContact: m.LastContact}
+		if m.Self && m.Role != raftstore.RoleLeader {
+			lag := uint64(0)
+			if role.LastIndex > role.AppliedIdx {
+				lag = role.LastIndex - role.AppliedIdx
+			}
+			row.LagEntries = &lag
+		}
+		out = append(out, row)
 	}
 	return out
 }

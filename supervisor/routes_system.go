@@ -118,9 +118,12 @@ func (s *Server) systemState() (systemstate.State, uint64) {
 			Mode:        fs.System.Mode,
 			RequestedBy: fs.System.RequestedBy,
 			Reason:      fs.System.Reason,
-			UpdatedAt:   fs.System.UpdatedAt,
 			Version:     fs.System.Version,
 			ActiveRuns:  []systemstate.Run{},
+		}
+		if !fs.System.UpdatedAt.IsZero() {
+			at := fs.System.UpdatedAt
+			st.UpdatedAt = &at
 		}
 		// The queue and the active runs come from the durable records:
 		// renewal jobs pending/running and tasks queued/running.

@@ -107,7 +107,11 @@ func (s *Server) workerStatus() []status.Worker {
 	}
 	var out []status.Worker
 	for _, w := range s.workers.List() {
-		out = append(out, status.Worker{Name: w.Name, State: w.State, Restarts: w.Restarts})
+		row := status.Worker{Name: w.Name, State: w.State, Pid: w.Pid, StartedAt: w.StartedAt, Restarts: w.Restarts, LastError: w.LastError, NextRetryAt: w.NextRetryAt}
+		if e := w.LastExit; e != nil {
+			row.LastExit = &status.Exit{Code: e.Code, Signal: e.Signal, At: e.At, Reason: e.Reason}
+		}
+		out = append(out, row)
 	}
 	return out
 }

@@ -8,14 +8,16 @@ import "time"
 
 // State is the system state document.
 type State struct {
-	Mode        string    `json:"mode"`
-	RequestedBy string    `json:"requested_by"`
-	Reason      string    `json:"reason"`
-	UpdatedAt   time.Time `json:"updated_at"`
-	Version     uint64    `json:"version"`
-	Leader      Leader    `json:"leader"`
-	Queue       Queue     `json:"queue"`
-	ActiveRuns  []Run     `json:"active_runs"`
+	Mode        string `json:"mode"`
+	RequestedBy string `json:"requested_by"`
+	Reason      string `json:"reason"`
+	// UpdatedAt is null until the first mode write: there is no honest
+	// time for the start-up default.
+	UpdatedAt  *time.Time `json:"updated_at"`
+	Version    uint64     `json:"version"`
+	Leader     Leader     `json:"leader"`
+	Queue      Queue      `json:"queue"`
+	ActiveRuns []Run      `json:"active_runs"`
 }
 
 // Leader is the raft leader as the answering node sees it.

@@ -91,7 +91,7 @@ type EndpointMetadata struct {
 	Methods        []string  `json:"methods"`
 	Kinds          []string  `json:"kinds"`
 	Host           string    `json:"host"`
-	CapturedAt     time.Time `json:"captured_at,omitempty"`
+	CapturedAt     time.Time `json:"captured_at,omitzero"`
 }
 
 // Timestamps are a record's times (RFC 3339, zero times omitted).

@@ -23,7 +23,7 @@ type MemTask struct {
 	Summary  string    `json:"summary,omitempty"`
 	Logs     []string  `json:"logs"`
 	Started  time.Time `json:"started_at"`
-	Finished time.Time `json:"finished_at,omitempty"`
+	Finished time.Time `json:"finished_at,omitzero"`
 }
 
 // MemTasks is an in-memory TaskRecorder keeping the last 200 tasks.

@@ -44,7 +44,7 @@ func (s *Store) Get(id string) (raftstore.Conversation, bool) {
 
 // List returns every record, most recently updated first.
 func (s *Store) List() []raftstore.Conversation {
-	var out []raftstore.Conversation
+	out := []raftstore.Conversation{}
 	s.w.Read(func(st *raftstore.State) {
 		for _, c := range st.Conversations.ByID {
 			cp := *c

@@ -10,6 +10,12 @@ const RefreshSeconds = 5
 
 var panel = template.Must(template.New("panel").Funcs(template.FuncMap{
 	"refresh": func() int { return RefreshSeconds },
+	"plural":  Plural,
+	"ago":     Ago,
+	"human":   HumanMs,
+	"join":    joinOr,
+	"uptime":  uptime,
+	"until":   Until,
 }).Parse(`<!doctype html>
 <html lang="en">
 <head>
@@ -18,20 +24,27 @@ var panel = template.Must(template.New("panel").Funcs(template.FuncMap{
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>svcd — {{.Mode}}</title>
 <style>
-body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:46rem;padding:0 1rem;color:#1d232a}
-h1{font-size:1.35rem;margin:0 0 1rem}
+body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:52rem;padding:0 1rem;color:#1d232a}
+h1{font-size:1.35rem;margin:0 0 .25rem}
+h2{font-size:1.05rem;margin:1.6rem 0 .2rem;color:#24292f}
+.sub{color:#57606a;margin:0 0 1rem}
 .mode{display:inline-block;padding:.15rem .6rem;border-radius:1rem;font-weight:600;color:#fff}
 .running{background:#1a7f37}.paused{background:#9a6700}.draining{background:#0969da}.unknown{background:#cf222e}
-table{border-collapse:collapse;width:100%;margin:1rem 0}
+table{border-collapse:collapse;width:100%;margin:.4rem 0}
 th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #d0d7de;vertical-align:top}
-th{width:11rem;color:#57606a;font-weight:500}
+th{width:14rem;color:#57606a;font-weight:500}
+.ok{color:#1a7f37;font-weight:600}.bad{color:#cf222e;font-weight:600}.muted{color:#57606a}
 .down{background:#ffebe9;border:1px solid #cf222e;padding:.75rem;border-radius:.4rem}
-footer{color:#57606a;font-size:.85rem}
+.hint{background:#fff8c5;border:1px solid #d4a72c;padding:.5rem .75rem;border-radius:.4rem}
+footer{color:#57606a;font-size:.85rem;margin-top:1.5rem}
 </style>
 </head>
 <body>
 <h1>svcd status <span class="mode {{.Mode}}">{{.Mode}}</span></h1>
+{{$now := .GeneratedAt}}
+{{if .Version}}<p class="sub">version {{.Version}}{{if .StartedAt}} · up {{human .UptimeMs}} (since {{.StartedAt.Format "2006-01-02 15:04:05 UTC"}}){{end}}</p>{{end}}
 {{if not .Reachable}}<p class="down"><strong>The daemon is not reachable.</strong> {{.Error}}</p>{{end}}
+<h2>System</h2>
 <table>
 <tr><th>Automation mode</th><td>{{.Mode}}</td></tr>
 {{if .Reachable}}
@@ -40,17 +53,47 @@ footer{color:#57606a;font-size:.85rem}
 <tr><th>Since</th><td>{{if .UpdatedAt}}{{.UpdatedAt.Format "2006-01-02 15:04:05 UTC"}}{{else}}start-up default{{end}}</td></tr>
 <tr><th>Leader</th><td>{{if .Leader.NodeID}}{{.Leader.NodeID}}{{if .Leader.Self}} (this node){{end}}{{else}}none known{{end}}</td></tr>
 <tr><th>Queue</th><td>{{.Queue.Pending}} pending, {{.Queue.Running}} running</td></tr>
-<tr><th>Active runs</th><td>{{.ActiveRuns}}</td></tr>
+<tr><th>Active runs</th><td>{{.ActiveRunCount}}</td></tr>
 {{end}}
-{{range .Workers}}<tr><th>Worker {{.Name}}</th><td>{{.State}}{{if .Restarts}} ({{.Restarts}} restarts){{end}}</td></tr>
+{{if .SandboxLevel}}<tr><th>Exec sandbox</th><td>{{.SandboxLevel}}</td></tr>{{end}}
+</table>
+{{with .Browser}}
+<h2>Browser clients</h2>
+<p class="sub">{{plural .Connected "client"}} connected · pairing by {{.PairingMode}}{{if .Refused}} · <span class="bad">{{plural .Refused "hello"}} refused at pairing</span>{{if .RefusedLast}} (last: {{.RefusedLast}}){{end}}{{end}}</p>
+{{if not .Clients}}<p class="hint">No browser has connected yet. Pair one: <code>svcctl browser pair</code>, then enter the code in the extension's options page.</p>{{end}}
+<table>
+{{range .Clients}}<tr><th>Browser {{.ClientID}}</th><td>{{if .Connected}}<span class="ok">connected</span>{{else}}<span class="muted">disconnected</span>{{end}}{{if .Browser}} · {{.Browser}}{{end}} · {{if .Paired}}paired{{else}}shared token{{end}} · scopes {{join .Scopes "none"}} · platforms {{join .Platforms "none yet"}} · last seen {{ago $now .LastSeenAt}}</td></tr>
 {{end}}
-{{range .Cluster}}<tr><th>Node {{.NodeID}}{{if .Self}} (this node){{end}}</th><td>{{.Role}}{{if .APIAddr}} · {{.APIAddr}}{{end}}</td></tr>
+</table>
 {{end}}
+{{if .Cluster}}
+<h2>Cluster</h2>
+<table>
+{{range .Cluster}}<tr><th>Node {{.NodeID}}{{if .Self}} (this node){{end}}</th><td>{{if eq .Role "leader"}}<strong>leader</strong>{{else}}{{.Role}}{{end}}{{if .APIAddr}} · {{.APIAddr}}{{end}}{{if .LagEntries}} · lag {{plural .LagEntries "entry"}}{{end}}{{if .LastContact}} · leader last heard {{ago $now .LastContact}}{{end}}</td></tr>
+{{end}}
+</table>
+{{end}}
+{{if .Workers}}
+<h2>Workers</h2>
+<table>
+{{range .Workers}}<tr><th>Worker {{.Name}}</th><td>{{if eq .State "running"}}<span class="ok">{{.State}}</span>{{else if eq .State "failed"}}<span class="bad">{{.State}}</span>{{else}}{{.State}}{{end}}{{if .Pid}} · pid {{.Pid}}{{end}}{{if and .StartedAt (eq .State "running")}} · up {{uptime $now .StartedAt}}{{end}} · {{plural .Restarts "restart"}}{{with .LastExit}} · last exit {{if .Signal}}{{.Signal}}{{else}}code {{.Code}}{{end}} ({{ago $now .At}}{{if .Reason}}, {{.Reason}}{{end}}){{end}}{{if and .LastError (ne .State "running")}} · <span class="bad">{{.LastError}}</span>{{end}}{{if .NextRetryAt}} · retries {{until $now .NextRetryAt}}{{end}}</td></tr>
+{{end}}
+</table>
+{{end}}
+{{if .Convs}}
+<h2>Conversations</h2>
+<table>
 {{range .Convs}}<tr><th>Conversation {{.ID}}</th><td>{{.AutomationStatus}} · {{.ExecutionState}}{{if .PauseReason}} · {{.PauseReason}}{{end}}{{if .ClientLoop}} · loop {{.ClientLoop}}{{end}}</td></tr>
 {{end}}
+</table>
+{{end}}
+{{if .Tasks}}
+<h2>Recent tasks</h2>
+<table>
 {{range .Tasks}}<tr><th>Task {{.ID}}</th><td>{{.Kind}} · {{.Status}}</td></tr>
 {{end}}
 </table>
+{{end}}
 <footer>Source: {{.Source}} · generated {{.GeneratedAt.Format "2006-01-02 15:04:05 UTC"}} · refreshes every {{refresh}} s · JSON at <a href="/v1/status">/v1/status</a></footer>
 </body>
 </html>

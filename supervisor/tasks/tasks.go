@@ -86,6 +86,7 @@ type Summary struct {
 // page (it is newer than the cursor); every other task still kept is on
 // exactly one page.
 func (s *Store) List(status string, limit int, after string) (out []Summary, next string) {
+	out = []Summary{} // an empty list is [] in JSON, never null
 	before := uint64(0)
 	if after != "" {
 		before = raftstore.TaskSeq(after)
