@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -56,5 +57,35 @@ func TestStartupPortInUseFailsFirst(t *testing.T) {
 	if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
 		entries, _ := os.ReadDir(dataDir)
 		t.Fatalf("data dir %s exists after the failed start (stat err %v, entries %v)", dataDir, err, entries)
+	}
+}
+
+// A second daemon on a data dir a running one holds fails at once, naming
+// the dir and the holder's pid (it used to say "open raft log store:
+// timeout"); once the first is gone the dir is free again, with no stale lock.
+func TestStartupSecondDaemonNamesLockHolder(t *testing.T) {
+	t.Parallel()
+	first := harness.Start(t, harness.Options{})
+	out, err := runSvcd(t, []string{"SVC_SHARED_TOKEN=test-token-0123456789abcdef"},
+		"serve", "-listen", harness.FreePort(t), "-data-dir", first.DataDir)
+	if err == nil {
+		t.Fatalf("a second daemon started on a held data dir:\n%s", out)
+	}
+	for _, want := range []string{"data dir " + first.DataDir + " is in use by pid " + strconv.Itoa(first.Pid()), "-data-dir", "SVC_DATA_DIR"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "timeout") {
+		t.Errorf("output still speaks of a timeout:\n%s", out)
+	}
+	if resp := first.Do("GET", "/healthz", nil); resp.Status != 200 {
+		t.Fatalf("the first daemon suffered: /healthz %d", resp.Status)
+	}
+	// SIGKILL leaves no chance to clean up: the kernel drops the lock.
+	first.Kill()
+	second := harness.Start(t, harness.Options{DataDir: first.DataDir})
+	if resp := second.Do("GET", "/healthz", nil); resp.Status != 200 {
+		t.Fatalf("daemon after the holder died: /healthz %d", resp.Status)
 	}
 }

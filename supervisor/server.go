@@ -22,6 +22,7 @@ import (
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/supervisor/cluster"
 	"github.com/svcd/svcd/supervisor/config"
+	"github.com/svcd/svcd/supervisor/datalock"
 	"github.com/svcd/svcd/supervisor/guard"
 	"github.com/svcd/svcd/supervisor/renewal"
 	"github.com/svcd/svcd/supervisor/statewrite"
@@ -37,7 +38,8 @@ type Server struct {
 	node      *raftstore.Node
 	token     string
 	tokenFile string
-	guard     *guard.Policy // Host allow-list and the cross-site write guard, shared by every listener
+	dirLock   *datalock.Lock // data_dir/LOCK, held from New to Close
+	guard     *guard.Policy  // Host allow-list and the cross-site write guard, shared by every listener
 	routes    []Route
 	router    *mux.Router
 	handler   http.Handler
@@ -100,6 +102,20 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 		return nil, err
 	}
 	s.token, s.tokenFile = ti.token, ti.file
+	// One daemon per data dir: lock it before raft opens its log store (a
+	// second daemon would otherwise wait on bolt and say only "timeout").
+	// The lock outlives raft (Close) and is dropped if New fails.
+	lock, err := datalock.Acquire(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s.dirLock = lock
+	built := false
+	defer func() {
+		if !built {
+			lock.Release()
+		}
+	}()
 	s.logToken(ti)
 
 	// The registry and raft's go-metrics sink exist before raft starts, so
@@ -188,6 +204,7 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 	// Leadership hooks (recovery, the scheduler) touch every part built
 	// above: follow leadership only once the server is complete.
 	s.startCluster()
+	built = true
 	return s, nil
 }
 
@@ -244,6 +261,9 @@ func (s *Server) Close() error {
 			}
 		}
 		if err := s.node.Shutdown(); err != nil {
+			errs = append(errs, err)
+		}
+		if err := s.dirLock.Release(); err != nil {
 			errs = append(errs, err)
 		}
 		s.closeErr = errors.Join(errs...)
