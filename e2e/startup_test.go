@@ -89,3 +89,91 @@ func TestStartupSecondDaemonNamesLockHolder(t *testing.T) {
 		t.Fatalf("daemon after the holder died: /healthz %d", resp.Status)
 	}
 }
+
+// svcd --help, -h and help print the overview on stdout with status 0;
+// `help serve` lists serve's flags; a mistyped flag names the nearest one.
+func TestStartupHelpAndFlagSuggestion(t *testing.T) {
+	t.Parallel()
+	for _, arg := range []string{"--help", "-h", "help"} {
+		out, err := runSvcd(t, nil, arg)
+		if err != nil || !strings.Contains(out, "usage: svcd <command>") || !strings.Contains(out, "serve") {
+			t.Errorf("svcd %s: err %v, output:\n%s", arg, err, out)
+		}
+	}
+	out, err := runSvcd(t, nil, "help", "serve")
+	if err != nil || !strings.Contains(out, "-listen") || !strings.Contains(out, "-data-dir") {
+		t.Errorf("svcd help serve: err %v, output:\n%s", err, out)
+	}
+	dataDir := filepath.Join(t.TempDir(), "d")
+	out, err = runSvcd(t, nil, "serve", "-lisen", harness.FreePort(t), "-data-dir", dataDir)
+	if err == nil || !strings.Contains(out, "did you mean -listen?") {
+		t.Errorf("svcd serve -lisen: err %v, output:\n%s", err, out)
+	}
+	if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
+		t.Errorf("a refused flag still created %s", dataDir)
+	}
+}
+
+// -listen on a non-loopback address logs one warning naming what becomes
+// reachable and what guards it. The daemon runs in a network namespace of
+// its own (only lo inside), so 0.0.0.0 exposes nothing of this machine; a
+// loopback listen stays silent.
+func TestStartupNonLoopbackListenWarns(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI runs as root on this machine kind; this test needs a network namespace")
+		}
+		t.Skip("needs root for a network namespace")
+	}
+	const warnKey = "which is not loopback"
+	start := func(listen string) string {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		script := `ip link set lo up && exec "$0" serve -listen "$1" -data-dir "$2"`
+		cmd := exec.CommandContext(ctx, "unshare", "-n", "sh", "-c", script, harness.Binary(t), listen, t.TempDir())
+		cmd.Env = append(os.Environ(), "SVC_AGENTD_SPAWN=false", "SVC_SHARED_TOKEN=test-token-0123456789abcdef")
+		var logs strings.Builder
+		cmd.Stdout, cmd.Stderr = &logs, &logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		// The warning comes before raft; the "listening" line (or the deadline) marks
+		// a finished start-up either way.
+		deadline := time.After(15 * time.Second)
+	wait:
+		for {
+			select {
+			case <-done:
+				break wait
+			case <-deadline:
+				break wait
+			case <-time.After(100 * time.Millisecond):
+				if s := logs.String(); strings.Contains(s, "listening: address=") {
+					break wait
+				}
+			}
+		}
+		cmd.Process.Kill()
+		<-done
+		return logs.String()
+	}
+	out := start("0.0.0.0:4317")
+	if n := strings.Count(out, warnKey); n != 1 {
+		t.Fatalf("0.0.0.0: %d warnings, want 1:\n%s", n, out)
+	}
+	for _, want := range []string{"reachable from other hosts", "Host allow-list", "require_token=host-ops", "write guard", "allowed_hosts"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("warning lacks %q:\n%s", want, out)
+		}
+	}
+	out = start("127.0.0.1:4317")
+	if !strings.Contains(out, "listening: address=") {
+		t.Fatalf("loopback daemon never came up:\n%s", out)
+	}
+	if strings.Contains(out, warnKey) {
+		t.Errorf("loopback listen warned:\n%s", out)
+	}
+}

@@ -31,6 +31,9 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return listenError(cfg.Listen, err)
 	}
+	if w := exposureWarning(ln.Addr(), cfg); w != "" {
+		log.Warn(w)
+	}
 	srv, err := supervisor.New(ctx, cfg, log)
 	if err != nil {
 		ln.Close()

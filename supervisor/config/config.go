@@ -201,7 +201,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	configFile := fs.String("config", "", "HCL config file")
 	fl := bindFlags(fs)
 	if err := fs.Parse(args); err != nil {
-		return cfg, err
+		return cfg, suggestFlag(fs, err)
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
