@@ -177,3 +177,32 @@ func TestStartupNonLoopbackListenWarns(t *testing.T) {
 		t.Errorf("loopback listen warned:\n%s", out)
 	}
 }
+
+// The start-up log names the panel's URL and, with no browser paired, how
+// to pair one; GET / sends a browser there and HEAD answers on GET routes,
+// on the real binary.
+func TestStartupPanelURLRootAndHead(t *testing.T) {
+	t.Parallel()
+	d := harness.Start(t, harness.Options{Env: []string{"SVC_BROWSER_PAIRING=codes"}})
+	panel := d.URL + "/v1/status/ui"
+	if !d.WaitLog("status panel: open "+panel, 5*time.Second) {
+		t.Fatalf("the start-up log does not name %s:\n%s", panel, d.Logs())
+	}
+	if !strings.Contains(d.Logs(), "svcctl browser pair") {
+		t.Errorf("no pairing hint with no browser paired:\n%s", d.Logs())
+	}
+	resp := d.Do("GET", "/", nil, "Accept: text/html,application/xhtml+xml;q=0.9,*/*;q=0.8")
+	if resp.Status != 200 || !strings.Contains(string(resp.Body), "<html") {
+		t.Fatalf("browser GET / did not land on the panel: %d %.200s", resp.Status, resp.Body)
+	}
+	idx := d.Do("GET", "/", nil).JSON(t)
+	if data, _ := idx["data"].(map[string]any); data["panel"] != "/v1/status/ui" {
+		t.Fatalf("JSON GET /: %v", idx)
+	}
+	for _, path := range []string{"/", "/healthz", "/v1/status", "/v1/status/ui", "/v1/workers"} {
+		head := d.Do("HEAD", path, nil)
+		if head.Status != 200 || len(head.Body) != 0 {
+			t.Errorf("HEAD %s: %d with %d body bytes", path, head.Status, len(head.Body))
+		}
+	}
+}

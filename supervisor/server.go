@@ -226,6 +226,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	s.log.Info("listening", "address", ln.Addr().String(), "data_dir", s.cfg.DataDir, "node_id", s.cfg.NodeID)
+	s.logPanel(ln.Addr())
 
 	var serveErr error
 	select {
@@ -285,7 +286,14 @@ func (s *Server) buildRouter() *mux.Router {
 			path := rt.Path
 			route = route.MatcherFunc(func(req *http.Request, _ *mux.RouteMatch) bool { return req.URL.Path == path })
 		}
-		route.Path(rt.Path).Methods(rt.Method).Name(rt.Method + " " + rt.Path).Handler(s.wrap(rt))
+		methods := []string{rt.Method}
+		if rt.Method == http.MethodGet && !rt.NoLimit {
+			// HEAD is GET without the body: net/http discards what the
+			// handler writes. Streams and WebSocket upgrades (NoLimit) stay
+			// GET only: a HEAD there would hold the connection open.
+			methods = append(methods, http.MethodHead)
+		}
+		route.Path(rt.Path).Methods(methods...).Name(rt.Method + " " + rt.Path).Handler(s.wrap(rt))
 	}
 	r.NotFoundHandler = s.metrics.instrument("unmatched", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		api.WriteError(w, api.NotFound("route_not_found", "no route %s %s; GET /describe lists the routes", req.Method, req.URL.Path))
