@@ -60,6 +60,30 @@ func TestStartupPortInUseFailsFirst(t *testing.T) {
 	}
 }
 
+// A raft address in use fails the same way, before anything exists, and
+// names -raft-addr and SVC_RAFT_ADDR.
+func TestStartupRaftPortInUseFailsFirst(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dataDir := filepath.Join(t.TempDir(), "fresh")
+	out, err := runSvcd(t, nil, "serve", "-listen", harness.FreePort(t), "-raft-addr", ln.Addr().String(), "-data-dir", dataDir)
+	if err == nil {
+		t.Fatalf("svcd started on a raft port in use:\n%s", out)
+	}
+	for _, want := range []string{"raft listen on " + ln.Addr().String(), "address already in use", "-raft-addr", "SVC_RAFT_ADDR"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
+		t.Fatalf("data dir %s exists after the failed start", dataDir)
+	}
+}
+
 // A second daemon on a data dir a running one holds fails at once, naming
 // the dir and the holder's pid (it used to say "open raft log store:
 // timeout"); once the first is gone the dir is free again, with no stale lock.

@@ -31,6 +31,10 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return listenError(cfg.Listen, err)
 	}
+	if err := probeRaftAddr(cfg.RaftAddr); err != nil {
+		ln.Close()
+		return err
+	}
 	if w := exposureWarning(ln.Addr(), cfg); w != "" {
 		log.Warn(w)
 	}
