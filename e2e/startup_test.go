@@ -106,6 +106,19 @@ func TestStartupSecondDaemonNamesLockHolder(t *testing.T) {
 	if resp := first.Do("GET", "/healthz", nil); resp.Status != 200 {
 		t.Fatalf("the first daemon suffered: /healthz %d", resp.Status)
 	}
+	// Offline tools refuse a running node's dir too, writing nothing.
+	for _, args := range [][]string{
+		{"recover", "-data-dir", first.DataDir, "-raft-addr", "127.0.0.1:1"},
+		{"snapshot", "save", "-data-dir", first.DataDir, filepath.Join(t.TempDir(), "snap")},
+	} {
+		out, err := runSvcd(t, nil, args...)
+		if err == nil || !strings.Contains(out, "needs a stopped node") || !strings.Contains(out, "pid "+strconv.Itoa(first.Pid())) {
+			t.Errorf("svcd %s on a running node's dir: err %v\n%s", args[0], err, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(first.DataDir, "peers.json")); err == nil {
+		t.Errorf("svcd recover wrote peers.json under a running daemon")
+	}
 	// SIGKILL leaves no chance to clean up: the kernel drops the lock.
 	first.Kill()
 	second := harness.Start(t, harness.Options{DataDir: first.DataDir})
