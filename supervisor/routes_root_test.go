@@ -84,3 +84,26 @@ func TestHeadOnGetRoutes(t *testing.T) {
 		t.Errorf("HEAD /v1/exec: %d, want 405", head.StatusCode)
 	}
 }
+
+// FuzzWantsHTML: any Accept header is read without panic, and the answer
+// is true exactly when one of its media ranges is text/html.
+func FuzzWantsHTML(f *testing.F) {
+	for _, s := range []string{"", "*/*", "text/html", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+		"application/json", " TEXT/HTML ; q=0.1", "text/htmlx", ",,;;", "text/plain;text/html"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, accept string) {
+		r, _ := http.NewRequest("GET", "/", nil)
+		r.Header.Set("Accept", accept)
+		got := wantsHTML(r)
+		want := false
+		for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+			if mt, _, _ := strings.Cut(part, ";"); strings.EqualFold(strings.TrimSpace(mt), "text/html") {
+				want = true
+			}
+		}
+		if got != want {
+			t.Fatalf("wantsHTML(%q) = %v", accept, got)
+		}
+	})
+}
