@@ -95,6 +95,9 @@ func TestWorkerFailedRetriesOnItsOwn(t *testing.T) {
 	if out := execCall(t, d, map[string]any{"command": "echo back"}); !strings.Contains(out.Result.Stdout, "back") {
 		t.Fatalf("exec after the retry (pid %d): %+v", back.Pid, out)
 	}
+	if m := d.Do("GET", "/metrics", nil); !strings.Contains(string(m.Body), `svcd_worker_restarts_total{reason="failed-retry",worker="hostops"} 1`) {
+		t.Errorf("/metrics does not count the retry as failed-retry:\n%s", grepLines(string(m.Body), "svcd_worker_restarts_total"))
+	}
 	// Round 2: the next crash loop waits twice as long.
 	f = crashLoop(2)
 	if got := f.delay(); got < 2*retry || got > 2*retry+time.Second {

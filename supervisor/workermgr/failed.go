@@ -15,6 +15,7 @@ func (s *slot) markFailed(now time.Time, n int) time.Duration {
 	d := failedDelay(s.failedRounds, s.m.opts.FailedRetry, s.m.opts.FailedRetryMax)
 	s.failedRounds++
 	s.state = StateFailed
+	s.nextReason = ReasonFailedRetry // what the retry counts as, unless an operator restarts first
 	s.nextRetry = time.Time{}
 	s.retryAt = now.Add(d)
 	s.failedReason = fmt.Sprintf("crash loop: %d exits within %s (last exit: %s)", n, s.m.opts.CrashLoopWindow, describe(s.lastExit))
