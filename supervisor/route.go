@@ -88,6 +88,7 @@ func (s *Server) routeTable() []Route {
 		s.instructionRoutes(),
 		s.agentRoutes(),
 		s.snapshotRoutes(),
+		s.rootRoutes(),
 	} {
 		all = append(all, area...)
 	}

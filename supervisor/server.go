@@ -22,6 +22,7 @@ import (
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/supervisor/cluster"
 	"github.com/svcd/svcd/supervisor/config"
+	"github.com/svcd/svcd/supervisor/datalock"
 	"github.com/svcd/svcd/supervisor/guard"
 	"github.com/svcd/svcd/supervisor/renewal"
 	"github.com/svcd/svcd/supervisor/statewrite"
@@ -38,7 +39,8 @@ type Server struct {
 	node      *raftstore.Node
 	token     string
 	tokenFile string
-	guard     *guard.Policy // Host allow-list and the cross-site write guard, shared by every listener
+	dirLock   *datalock.Lock // data_dir/LOCK, held from New to Close
+	guard     *guard.Policy  // Host allow-list and the cross-site write guard, shared by every listener
 	routes    []Route
 	router    *mux.Router
 	handler   http.Handler
@@ -102,6 +104,20 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 		return nil, err
 	}
 	s.token, s.tokenFile = ti.token, ti.file
+	// One daemon per data dir: lock it before raft opens its log store (a
+	// second daemon would otherwise wait on bolt and say only "timeout").
+	// The lock outlives raft (Close) and is dropped if New fails.
+	lock, err := datalock.Acquire(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s.dirLock = lock
+	built := false
+	defer func() {
+		if !built {
+			lock.Release()
+		}
+	}()
 	s.logToken(ti)
 
 	// The registry and raft's go-metrics sink exist before raft starts, so
@@ -190,6 +206,7 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 	// Leadership hooks (recovery, the scheduler) touch every part built
 	// above: follow leadership only once the server is complete.
 	s.startCluster()
+	built = true
 	return s, nil
 }
 
@@ -211,6 +228,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	s.log.Info("listening", "address", ln.Addr().String(), "data_dir", s.cfg.DataDir, "node_id", s.cfg.NodeID)
+	s.logPanel(ln.Addr())
 
 	var serveErr error
 	select {
@@ -248,6 +266,9 @@ func (s *Server) Close() error {
 		if err := s.node.Shutdown(); err != nil {
 			errs = append(errs, err)
 		}
+		if err := s.dirLock.Release(); err != nil {
+			errs = append(errs, err)
+		}
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr
@@ -267,7 +288,14 @@ func (s *Server) buildRouter() *mux.Router {
 			path := rt.Path
 			route = route.MatcherFunc(func(req *http.Request, _ *mux.RouteMatch) bool { return req.URL.Path == path })
 		}
-		route.Path(rt.Path).Methods(rt.Method).Name(rt.Method + " " + rt.Path).Handler(s.wrap(rt))
+		methods := []string{rt.Method}
+		if rt.Method == http.MethodGet && !rt.NoLimit {
+			// HEAD is GET without the body: net/http discards what the
+			// handler writes. Streams and WebSocket upgrades (NoLimit) stay
+			// GET only: a HEAD there would hold the connection open.
+			methods = append(methods, http.MethodHead)
+		}
+		route.Path(rt.Path).Methods(methods...).Name(rt.Method + " " + rt.Path).Handler(s.wrap(rt))
 	}
 	r.NotFoundHandler = s.metrics.instrument("unmatched", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		api.WriteError(w, api.NotFound("route_not_found", "no route %s %s; GET /describe lists the routes", req.Method, req.URL.Path))

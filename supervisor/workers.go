@@ -40,6 +40,7 @@ func (s *Server) startWorkers(ctx context.Context) error {
 		StableAfter:     ms(s.cfg.WorkerHealthyAfterMs),
 		CrashLoopCount:  s.cfg.WorkerCrashLoopCount,
 		CrashLoopWindow: ms(s.cfg.WorkerCrashLoopWindowMs),
+		FailedRetry:     ms(s.cfg.WorkerFailedRetryMs),
 		HealthInterval:  ms(s.cfg.WorkerHealthIntervalMs),
 		DrainTimeout:    s.cfg.DrainTimeout(),
 	}, append([]workermgr.Spec{{

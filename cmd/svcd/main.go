@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -34,23 +35,44 @@ func subcommands() map[string]subcommand {
 	}
 }
 
-func usage() {
-	fmt.Fprintln(os.Stderr, "usage: svcd <command> [flags]\n\ncommands:")
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: svcd <command> [flags]\n\ncommands:")
 	for _, name := range []string{"serve", "status-wrapper", "witness", "recover", "snapshot", "agentd", "version"} {
-		fmt.Fprintf(os.Stderr, "  %-15s %s\n", name, subcommands()[name].summary)
+		fmt.Fprintf(w, "  %-15s %s\n", name, subcommands()[name].summary)
 	}
-	fmt.Fprintln(os.Stderr, "\nsvcd <command> -h lists the command's flags.")
+	fmt.Fprintln(w, "\nsvcd <command> -h (or svcd help <command>) lists the command's flags.")
+}
+
+// isHelp reports the ways people ask for help before naming a command.
+func isHelp(arg string) bool {
+	switch arg {
+	case "help", "-h", "-help", "--help":
+		return true
+	}
+	return false
 }
 
 func main() {
 	if len(os.Args) < 2 {
-		usage()
+		usage(os.Stderr)
 		os.Exit(2)
+	}
+	if isHelp(os.Args[1]) {
+		// `svcd help serve` is `svcd serve -h`; plain help is the overview,
+		// on stdout and with status 0 since it was asked for.
+		if len(os.Args) > 2 {
+			// An unknown name falls through to "unknown command".
+			os.Args = []string{os.Args[0], os.Args[2], "-h"}
+		}
+		if len(os.Args) == 2 || isHelp(os.Args[1]) {
+			usage(os.Stdout)
+			os.Exit(0)
+		}
 	}
 	cmd, ok := subcommands()[os.Args[1]]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "svcd: unknown command %q\n\n", os.Args[1])
-		usage()
+		usage(os.Stderr)
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -28,14 +28,23 @@ func runServe(ctx context.Context, args []string) error {
 		}
 		cfg.WorkerExecutable = exe
 	}
-	srv, err := supervisor.New(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
+	// Bind first: a port in use must fail before the data dir, the token
+	// file or raft exist, and say how to move the daemon elsewhere.
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		srv.Close()
-		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+		return listenError(cfg.Listen, err)
+	}
+	if err := probeRaftAddr(cfg.RaftAddr); err != nil {
+		ln.Close()
+		return err
+	}
+	if w := exposureWarning(ln.Addr(), cfg); w != "" {
+		log.Warn(w)
+	}
+	srv, err := supervisor.New(ctx, cfg, log)
+	if err != nil {
+		ln.Close()
+		return err
 	}
 	return srv.Serve(ctx, ln)
 }

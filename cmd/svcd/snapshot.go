@@ -33,6 +33,11 @@ func runSnapshot(ctx context.Context, args []string) error {
 		return fmt.Errorf("usage: svcd snapshot %s [flags] FILE", verb)
 	}
 	file := fs.Arg(0)
+	release, err := lockStopped("svcd snapshot "+verb, *dataDir)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if verb == "restore" {
 		return snapshotRestoreOffline(*dataDir, *nodeID, *raftAddr, file)
 	}

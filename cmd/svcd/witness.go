@@ -13,6 +13,7 @@ import (
 	"github.com/svcd/svcd/shared/version"
 	"github.com/svcd/svcd/supervisor/cluster"
 	"github.com/svcd/svcd/supervisor/config"
+	"github.com/svcd/svcd/supervisor/datalock"
 )
 
 // runWitness is `svcd witness`: a raft voter with no HTTP listener and no
@@ -40,6 +41,15 @@ func runWitness(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeLog()
+	// One process per data dir, as for serve (data_dir/LOCK).
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	lock, err := datalock.Acquire(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	node, err := raftstore.Open(raftstore.Config{
 		NodeID: cfg.NodeID, DataDir: cfg.DataDir, RaftAddr: cfg.RaftAddr, RaftAdvertise: cfg.RaftAdvertise,
 		ClusterKey: []byte(key), Timings: raftstore.WitnessTimings(cfg.ClusterTimings()), Logger: log,

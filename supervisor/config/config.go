@@ -106,6 +106,9 @@ type Config struct {
 	// counts as healthy; its exit restarts it after the base backoff and
 	// forgets earlier exits (see workers_perf.go).
 	WorkerHealthyAfterMs int `hcl:"worker_healthy_after_ms,optional"`
+	// Issue 25: a worker failed by a crash loop tries again after this
+	// delay, doubled at every further crash loop up to an hour.
+	WorkerFailedRetryMs int `hcl:"worker_failed_retry_ms,optional"`
 
 	// Browser bridge and relay (see browser.go and docs/bridge-protocol.md).
 	// Zero durations and counts mean the built-in defaults.
@@ -193,6 +196,7 @@ func Defaults() Config {
 		WorkerDrainTimeoutMs:    0, // derived: exec_timeout_max_ms + 5 s (DrainTimeout)
 		WorkerHealthIntervalMs:  2_000,
 		WorkerHealthyAfterMs:    10_000, // performance (issue 15)
+		WorkerFailedRetryMs:     300_000,
 	}
 }
 
@@ -220,7 +224,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	fl := bindFlags(fs)
 	maps.Copy(fl, bindLogFileFlags(fs))
 	if err := fs.Parse(args); err != nil {
-		return cfg, err
+		return cfg, suggestFlag(fs, err)
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
@@ -319,6 +323,7 @@ func (c Config) Validate() error {
 		"worker_crash_loop_count": int64(c.WorkerCrashLoopCount), "worker_crash_loop_window_ms": int64(c.WorkerCrashLoopWindowMs),
 		"worker_backoff_base_ms": int64(c.WorkerBackoffBaseMs), "worker_backoff_max_ms": int64(c.WorkerBackoffMaxMs),
 		"worker_health_interval_ms": int64(c.WorkerHealthIntervalMs),
+		"worker_failed_retry_ms":    int64(c.WorkerFailedRetryMs),
 		"exec_max_concurrent":       int64(c.ExecMaxConcurrent),
 	}
 	if c.WorkerDrainTimeoutMs < 0 {
@@ -421,6 +426,7 @@ func envVars() []envVar {
 		{"SVC_WORKER_DRAIN_TIMEOUT_MS", func(c *Config, v string) (err error) { c.WorkerDrainTimeoutMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_HEALTH_INTERVAL_MS", func(c *Config, v string) (err error) { c.WorkerHealthIntervalMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_HEALTHY_AFTER_MS", func(c *Config, v string) (err error) { c.WorkerHealthyAfterMs, err = strconv.Atoi(v); return }},
+		{"SVC_WORKER_FAILED_RETRY_MS", func(c *Config, v string) (err error) { c.WorkerFailedRetryMs, err = strconv.Atoi(v); return }},
 	}, append(append(append(append(browserEnvVars(), instrEnvVars()...), clusterEnvVars()...), renewalEnvVars()...), append(agentdEnvVars(), logFileEnvVars()...)...)...)
 }
 

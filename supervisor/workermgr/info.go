@@ -14,7 +14,10 @@ type Info struct {
 	LastExit    *ExitInfo  `json:"last_exit,omitempty"`
 	LastError   string     `json:"last_error,omitempty"`
 	NextRetryAt *time.Time `json:"next_retry_at,omitempty"`
-	Protocol    string     `json:"protocol"`
+	// While failed (a crash loop): why, and when it tries again on its own.
+	FailedReason string     `json:"failed_reason,omitempty"`
+	RetryAt      *time.Time `json:"retry_at,omitempty"`
+	Protocol     string     `json:"protocol"`
 }
 
 // ExitInfo is how and when an instance ended.

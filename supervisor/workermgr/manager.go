@@ -32,7 +32,7 @@ const (
 // Errors a lease can fail with; callers map them onto API errors.
 var (
 	ErrUnknownWorker = errors.New("unknown worker")
-	ErrFailed        = errors.New("worker is failed (crash loop); restart it with POST /v1/workers/restart")
+	ErrFailed        = errors.New("worker is failed (crash loop); it tries again on its own (retry_at in GET /v1/workers), or restart it now with POST /v1/workers/restart")
 	ErrUnavailable   = errors.New("worker is not available")
 	ErrClosed        = errors.New("worker manager is closed")
 	ErrNoWorkers     = errors.New("this process runs no workers")
@@ -57,6 +57,8 @@ type Options struct {
 	StableAfter     time.Duration // uptime after which an exit is a first crash: backoff and crash-loop count start over
 	CrashLoopCount  int           // this many exits …
 	CrashLoopWindow time.Duration // … within this window mark the worker failed
+	FailedRetry     time.Duration // a failed worker tries again after this, doubling …
+	FailedRetryMax  time.Duration // … up to this
 	HealthInterval  time.Duration // ping period
 	HealthFailures  int           // consecutive failed pings before a kill
 	DrainTimeout    time.Duration // rolling restart: wait for calls on the old instance
@@ -84,6 +86,11 @@ func (o *Options) defaults() error {
 	set(&o.BackoffMax, 30*time.Second)
 	set(&o.StableAfter, 10*time.Second)
 	set(&o.CrashLoopWindow, 60*time.Second)
+	set(&o.FailedRetry, 5*time.Minute)
+	set(&o.FailedRetryMax, time.Hour)
+	if o.FailedRetryMax < o.FailedRetry {
+		o.FailedRetryMax = o.FailedRetry
+	}
 	set(&o.HealthInterval, 2*time.Second)
 	set(&o.DrainTimeout, 30*time.Second)
 	set(&o.PollInterval, 20*time.Millisecond)

@@ -19,6 +19,7 @@ const (
 	ReasonUnhealthy   = "unhealthy"    // killed after failing its health pings
 	ReasonRolling     = "rolling"      // a rolling restart (operator, config change)
 	ReasonBackoff     = "backoff"      // a retry after a start that failed
+	ReasonFailedRetry = "failed-retry" // a failed (crash-looping) worker trying again on its own
 )
 
 func exitReason(inst *instance, info ExitInfo) string {
@@ -90,7 +91,7 @@ func (c managerCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		rec := s.recovery.snapshot()
 		restarts := map[string]uint64{}
-		for _, r := range []string{ReasonCrash, ReasonHealthyExit, ReasonUnhealthy, ReasonRolling, ReasonBackoff} {
+		for _, r := range []string{ReasonCrash, ReasonHealthyExit, ReasonUnhealthy, ReasonRolling, ReasonBackoff, ReasonFailedRetry} {
 			restarts[r] = s.restartsBy[r]
 		}
 		lastExit := s.lastExit

@@ -28,6 +28,11 @@ type slot struct {
 	nextRetry   time.Time
 	window      crashWindow
 	consecutive int
+	// A crash loop makes the worker failed until retryAt (failed.go);
+	// failedRounds counts crash loops since it last ran stable.
+	failedReason string
+	retryAt      time.Time
+	failedRounds int
 
 	// metrics (metrics.go)
 	tel          *carry
@@ -100,15 +105,21 @@ func (s *slot) run(ctx context.Context, firstDone func()) {
 			}
 		case req := <-s.restarts:
 			cancelRetry()
+			s.mu.Lock()
+			s.failedRounds = 0 // an operator's restart starts the doubling over
+			s.mu.Unlock()
 			inst, err := s.m.spawn(ctx, s.spec)
 			if err != nil {
 				log.Error("rolling restart: new instance did not come up; the old one keeps serving", "error", err)
 				s.mu.Lock()
 				s.lastError = err.Error()
 				idle := s.cur == nil && s.state != StateFailed
+				failedUntil := s.retryAt
 				s.mu.Unlock()
 				if idle {
 					schedule(s.m.opts.BackoffBase)
+				} else if !failedUntil.IsZero() {
+					schedule(time.Until(failedUntil)) // keep the failed worker's own retry
 				}
 				req.reply <- err
 				continue
@@ -155,6 +166,7 @@ func (s *slot) install(inst *instance) *instance {
 		s.consecutive = 0
 	}
 	s.cur, s.state, s.lastError, s.nextRetry = inst, StateRunning, "", time.Time{}
+	s.failedReason, s.retryAt = "", time.Time{}
 	s.notify()
 	return old
 }
@@ -221,16 +233,16 @@ func (s *slot) failed(inst *instance, err error) (time.Duration, bool) {
 		// period is back after BackoffBase plus a start.
 		s.consecutive = 0
 		s.window.reset()
+		s.failedRounds = 0
 	}
 	s.consecutive++
 	n := s.window.add(now, s.m.opts.CrashLoopWindow)
 	if n >= s.m.opts.CrashLoopCount {
-		s.state = StateFailed
-		s.nextRetry = time.Time{}
-		s.notify()
-		s.m.log.Error("worker is crash-looping; giving up until an operator restarts it (POST /v1/workers/restart)",
-			"worker", s.spec.Name, "exits", n, "window_ms", s.m.opts.CrashLoopWindow.Milliseconds(), "last_exit", describe(s.lastExit), "last_error", s.lastError)
-		return 0, false
+		d := s.markFailed(now, n)
+		s.m.log.Error("worker is crash-looping; marked failed, it tries again on its own (POST /v1/workers/restart tries now)",
+			"worker", s.spec.Name, "exits", n, "window_ms", s.m.opts.CrashLoopWindow.Milliseconds(), "last_exit", describe(s.lastExit), "last_error", s.lastError,
+			"retry_in_ms", d.Milliseconds(), "retry_at", s.retryAt.Format(time.RFC3339))
+		return d, true
 	}
 	d := backoff(s.consecutive, s.m.opts.BackoffBase, s.m.opts.BackoffMax)
 	s.state = StateRestarting
@@ -326,10 +338,11 @@ func (s *slot) lease(ctx context.Context) (*Lease, error) {
 		}
 		state, changed := s.state, s.changed
 		lastExit := describe(s.lastExit)
+		retryAt := s.retryAt.Format(time.RFC3339)
 		s.mu.Unlock()
 		switch state {
 		case StateFailed:
-			return nil, fmt.Errorf("%s: %w (last exit: %s)", s.spec.Name, ErrFailed, lastExit)
+			return nil, fmt.Errorf("%s: %w (last exit: %s; retry at %s)", s.spec.Name, ErrFailed, lastExit, retryAt)
 		case StateStopped:
 			return nil, ErrClosed
 		}
@@ -367,7 +380,11 @@ func (s *slot) stopAll() []*instance {
 func (s *slot) info() Info {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	in := Info{Name: s.spec.Name, State: s.state, Restarts: s.restartN, LastError: s.lastError, Protocol: "grpc"}
+	in := Info{Name: s.spec.Name, State: s.state, Restarts: s.restartN, LastError: s.lastError, Protocol: "grpc", FailedReason: s.failedReason}
+	if !s.retryAt.IsZero() {
+		t := s.retryAt
+		in.RetryAt = &t
+	}
 	if s.lastExit != nil {
 		e := *s.lastExit
 		in.LastExit = &e
