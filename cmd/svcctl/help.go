@@ -126,6 +126,15 @@ flags: none of its own; global: -format human|json
 
 example:
   svcctl controllers`,
+	"version": `usage: svcctl version
+
+svcctl's own version, commit, build date and Go version, then the daemon's
+(GET /version). An unreachable daemon is a note, not a failure.
+
+flags: none of its own; global: -addr
+
+example:
+  svcctl version`,
 	"api": `usage: svcctl api
 
 The OpenAPI 3.1 document of the daemon's routes.
