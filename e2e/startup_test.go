@@ -170,7 +170,8 @@ func TestStartupNonLoopbackListenWarns(t *testing.T) {
 		script := `ip link set lo up && exec "$0" serve -listen "$1" -data-dir "$2"`
 		cmd := exec.CommandContext(ctx, "unshare", "-n", "sh", "-c", script, harness.Binary(t), listen, t.TempDir())
 		cmd.Env = append(os.Environ(), "SVC_AGENTD_SPAWN=false", "SVC_SHARED_TOKEN=test-token-0123456789abcdef")
-		var logs strings.Builder
+		// The process writes while this test reads: a locked buffer.
+		var logs syncBufferE
 		cmd.Stdout, cmd.Stderr = &logs, &logs
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
