@@ -115,22 +115,31 @@ func cachedFieldNames(t reflect.Type) map[string]struct{} {
 // included.
 func fieldNames(t reflect.Type) map[string]struct{} {
 	out := map[string]struct{}{}
+	EachJSONField(t, func(_ reflect.StructField, name, _ string) { out[name] = struct{}{} })
+	return out
+}
+
+// EachJSONField calls fn, in field order, for every field encoding/json
+// reads or writes on struct type t: with its JSON name and the tag's
+// options ("omitempty,string" …). Fields tagged "-" and unexported ones are
+// left out; an untagged embedded struct's fields count as t's own. The
+// decoder's unknown-field check and the OpenAPI schemas both use it, so
+// they agree on what a body's fields are.
+func EachJSONField(t reflect.Type, fn func(f reflect.StructField, name, opts string)) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
 		if tag == "-" {
 			continue
 		}
-		name, _, _ := strings.Cut(tag, ",")
+		name, opts, _ := strings.Cut(tag, ",")
 		if f.Anonymous && name == "" {
 			ft := f.Type
 			if ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct {
-				for n := range fieldNames(ft) {
-					out[n] = struct{}{}
-				}
+				EachJSONField(ft, fn)
 				continue
 			}
 		}
@@ -140,9 +149,8 @@ func fieldNames(t reflect.Type) map[string]struct{} {
 		if name == "" {
 			name = f.Name
 		}
-		out[name] = struct{}{}
+		fn(f, name, opts)
 	}
-	return out
 }
 
 func quoteList(names []string) string {

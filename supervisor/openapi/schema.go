@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/svcd/svcd/shared/api"
 )
 
 // Schema is one JSON Schema (2020-12, as OpenAPI 3.1 uses) as a JSON object.
@@ -190,29 +192,7 @@ func (g *Schemas) object(t reflect.Type) Schema {
 }
 
 func (g *Schemas) fields(t reflect.Type, props Schema, required *[]any) {
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				g.fields(ft, props, required)
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
+	api.EachJSONField(t, func(f reflect.StructField, name, opts string) {
 		fs := g.schema(f.Type)
 		if hasOpt(opts, "string") {
 			fs = Schema{"type": "string"}
@@ -221,7 +201,7 @@ func (g *Schemas) fields(t reflect.Type, props Schema, required *[]any) {
 		if !hasOpt(opts, "omitempty") && !hasOpt(opts, "omitzero") {
 			*required = append(*required, name)
 		}
-	}
+	})
 }
 
 func hasOpt(opts, want string) bool {
