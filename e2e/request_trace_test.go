@@ -47,7 +47,7 @@ func traceOf(t *testing.T, d *harness.Daemon, id, super, worker string) []logLin
 				access = true
 			case l.str("@message") == super && !strings.Contains(mod, worker):
 				sup = true
-			case l.str("@message") == "grpc call" && strings.Contains(mod, worker):
+			case (l.str("@message") == "grpc call" || l.str("@message") == "hop call") && strings.Contains(mod, worker):
 				wk = true
 			}
 		}

@@ -48,6 +48,9 @@ func (s *Server) startWorkers(ctx context.Context) error {
 		Plugin: &hostops.Plugin{},
 		Env:    workerEnv,
 		MaxMsg: hcfg.MaxMessage(pluginkit.MessageOverhead),
+		// exec over a private socketpair instead of a gRPC stream (issue
+		// 24 E2); SVCD_EXEC_HOP=off is for benchmarks only: gRPC's cost.
+		Hop: os.Getenv("SVCD_EXEC_HOP") != "off",
 	}, {
 		Name:   scheduler.Name,
 		Plugin: &scheduler.Plugin{},

@@ -43,6 +43,12 @@ func Serve(log hclog.Logger) error {
 	if _, err := quietChildExits(); err != nil {
 		log.Warn("SIGCHLD stays with Go's handler; each command's exit wakes a worker thread", "error", err)
 	}
+	// Before NewLocal reads the environment the commands get: TakeHop
+	// removes the descriptor's variable.
+	hop, err := pluginkit.TakeHop()
+	if err != nil {
+		log.Warn("no exec hop; exec goes over gRPC", "error", err)
+	}
 	spawner := pluginkit.NewSpawner()
 	impl, err := NewLocal(cfg, log, spawner, os.Environ())
 	if err != nil {
@@ -56,6 +62,10 @@ func Serve(log hclog.Logger) error {
 	}
 	// Then the command cgroups and the worker's own cgroup directories go.
 	tel := pluginkit.NewTelemetry()
-	pluginkit.Serve(Name, &Plugin{Impl: Metered(impl, tel.Registry)}, cfg.MaxMessage(pluginkit.MessageOverhead), log, tel, killAll, impl.Close)
+	metered := Metered(impl, tel.Registry)
+	if hop != nil {
+		go serveHop(hop, metered, cfg.MaxMessage(pluginkit.MessageOverhead), log)
+	}
+	pluginkit.Serve(Name, &Plugin{Impl: metered}, cfg.MaxMessage(pluginkit.MessageOverhead), log, tel, killAll, impl.Close)
 	return nil
 }
