@@ -71,7 +71,7 @@ func serveBareHop(path string) {
 	_ = s.Serve(ln)
 }
 
-func hopChildCmd(b *testing.B, role string, env ...string) *exec.Cmd {
+func hopChildCmd(b testing.TB, role string, env ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(append(os.Environ(), hopChildEnv+"="+role), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
