@@ -19,7 +19,10 @@ import (
 //	direct_true        fork/exec of `true` (P3's baseline)
 //	grpc_true          POST /v1/exec of `true`, daemon with SVCD_EXEC_HOP=off
 //	                   (the gRPC stream, as before the hop)
-//	hop_true           the same on a default daemon (the hop): P3's subject
+//	stream_true        the hop with Started on its stream, daemon with
+//	                   SVCD_EXEC_HOP=stream (the hop's first step)
+//	hop_true           the same on a default daemon (the hop, Started on
+//	                   its notes): P3's subject
 //	grpc_refused       POST /v1/exec whose cwd does not exist: HTTP + the
 //	hop_refused        worker round trip, nothing started, on each daemon
 //	hop_sandbox_off    hop_true on a daemon with exec_sandbox = "off"
@@ -29,6 +32,7 @@ import (
 //	go test -run '^$' -bench ExecHopSteps -benchtime 1x ./e2e/
 func BenchmarkExecHopSteps(b *testing.B) {
 	grpcD := harness.Start(b, harness.Options{Env: []string{"SVC_LOG_LEVEL=warn", "SVCD_EXEC_HOP=off"}})
+	streamD := harness.Start(b, harness.Options{Env: []string{"SVC_LOG_LEVEL=warn", "SVCD_EXEC_HOP=stream"}})
 	hopD := harness.Start(b, harness.Options{Env: []string{"SVC_LOG_LEVEL=warn"}})
 	offD := harness.Start(b, harness.Options{Env: []string{"SVC_LOG_LEVEL=warn", "SVC_EXEC_SANDBOX=off"}})
 	client := benchHTTPClient()
@@ -59,6 +63,7 @@ func BenchmarkExecHopSteps(b *testing.B) {
 			}
 		}},
 		{"grpc_true", post(grpcD, execTrue, `"data":{"ok":true`)},
+		{"stream_true", post(streamD, execTrue, `"data":{"ok":true`)},
 		{"hop_true", post(hopD, execTrue, `"data":{"ok":true`)},
 		{"grpc_refused", post(grpcD, refused, `"cwd_not_found"`)},
 		{"hop_refused", post(hopD, refused, `"cwd_not_found"`)},

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"os"
 	"os/exec"
 	"sync"
 	"sync/atomic"
@@ -55,17 +53,20 @@ func (m *Manager) spawn(ctx context.Context, sp Spec) (*instance, error) {
 	cmd.Env = append(append([]string(nil), m.opts.Environ...), sp.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	cfg := pluginkit.ClientConfig(pluginkit.ClientOptions{Name: sp.Name, Plugin: sp.Plugin, MaxMsg: sp.MaxMsg, Logger: m.log.Named(sp.Name)})
-	var hop net.Conn
+	var hop *pluginkit.Hop
 	if sp.Hop {
 		parent, child, err := pluginkit.NewHopPair()
 		if err != nil {
 			return nil, fmt.Errorf("start worker %s: %w", sp.Name, err)
 		}
 		hop = parent
-		// The child's end is its fd 3, the first of ExtraFiles.
-		cmd.ExtraFiles = []*os.File{child}
-		cmd.Env = append(cmd.Env, pluginkit.HopFDEnv+"=3")
-		defer child.Close() // the worker has its own copy once started
+		cmd.ExtraFiles = child
+		cmd.Env = append(cmd.Env, pluginkit.HopFDEnv+"="+pluginkit.HopFDValue(0))
+		defer func() { // the worker has its own copies once started
+			for _, f := range child {
+				f.Close()
+			}
+		}()
 	}
 	cfg.Cmd = cmd
 	cfg.StartTimeout = m.opts.StartTimeout

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	pb "github.com/svcd/svcd/shared/proto"
@@ -24,7 +23,7 @@ var (
 
 // AttachHop makes exec go over the worker's hop (hop_client.go); the worker
 // manager calls it once, before the client is leased to any call.
-func (c *GRPCClient) AttachHop(conn net.Conn, maxMsg int) { c.hop = newHopClient(conn, maxMsg) }
+func (c *GRPCClient) AttachHop(h *pluginkit.Hop, maxMsg int) { c.hop = newHopClient(h, maxMsg) }
 
 // Exec goes over the hop when the worker has one; otherwise it streams the
 // call over gRPC, where started fires on the worker's Started event so the

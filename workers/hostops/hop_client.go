@@ -8,10 +8,12 @@ import (
 	"net"
 	"sync"
 
+	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/svcd/svcd/shared/proto"
 	"github.com/svcd/svcd/shared/reqid"
+	"github.com/svcd/svcd/workers/pluginkit"
 )
 
 // ErrHopClosed: the hop ended (the worker exited) before the call's result.
@@ -19,12 +21,16 @@ var ErrHopClosed = errors.New("hostops hop: the worker's connection closed befor
 
 // hopClient is the supervisor's end of the exec hop: calls multiplexed by
 // id on one connection, one reader goroutine. A call's goroutine writes its
-// own request frame and is woken once, by its result (or the hop's end);
-// the Started frame is taken by the reader and kept with the call, not
-// handed across, so it costs the caller no wake-up.
+// own request frame and is woken once, by its result (or the hop's end).
+// The worker's Started frames wait on the hop's notes, which nothing polls:
+// they are read when a call ends without its result (the worker died, the
+// caller left), and every notesEvery results to keep the queue short. So
+// an exec wakes the supervisor once, for its result.
 type hopClient struct {
-	conn   net.Conn
-	maxMsg int
+	conn    net.Conn
+	notes   int // -1: none or closed; read under mu
+	maxMsg  int
+	results int // results since the notes were last read (reader only)
 
 	wmu sync.Mutex // one frame per Write, whole
 
@@ -42,10 +48,41 @@ type hopCall struct {
 	done    chan struct{}
 }
 
-func newHopClient(conn net.Conn, maxMsg int) *hopClient {
-	c := &hopClient{conn: conn, maxMsg: maxMsg, calls: map[uint32]*hopCall{}}
+// notesEvery: the notes are read after this many results, so the worker's
+// queue there (a socket buffer of ~200 KB) holds at most this many frames
+// of finished calls besides those of running ones.
+const notesEvery = 64
+
+func newHopClient(hop *pluginkit.Hop, maxMsg int) *hopClient {
+	c := &hopClient{conn: hop.Conn, notes: hop.Notes, maxMsg: maxMsg, calls: map[uint32]*hopCall{}}
 	go c.read()
 	return c
+}
+
+// readNotes takes every Started frame queued on the notes, without
+// waiting, into the calls still waiting. c.mu must be held.
+func (c *hopClient) readNotes() {
+	if c.notes < 0 {
+		return
+	}
+	var buf [8 << 10]byte
+	for {
+		n, _, err := unix.Recvfrom(c.notes, buf[:], unix.MSG_DONTWAIT)
+		if err != nil || n <= 0 { // EAGAIN: nothing more; 0: the worker's end is closed
+			return
+		}
+		f, err := parseHopPacket(buf[:n], c.maxMsg)
+		if err != nil || f.kind != hopStarted {
+			continue // not from our worker's code; nothing to kill by it
+		}
+		var st pb.ExecStarted
+		if proto.Unmarshal(f.payload, &st) != nil {
+			continue
+		}
+		if call := c.calls[f.id]; call != nil {
+			call.started, call.known = Started{Pid: int(st.Pid), Cgroup: st.Cgroup}, true
+		}
+	}
 }
 
 // usable: the hop has not ended.
@@ -86,7 +123,7 @@ func (c *hopClient) Exec(ctx context.Context, req ExecRequest, started func(Star
 		c.forget(id)
 		return ExecResult{}, fmt.Errorf("hostops hop: send: %w", err)
 	}
-	report := func() {
+	report := func() { // call is out of c.calls: nothing writes it any more
 		c.mu.Lock()
 		st, known := call.started, call.known
 		c.mu.Unlock()
@@ -101,8 +138,11 @@ func (c *hopClient) Exec(ctx context.Context, req ExecRequest, started func(Star
 	case <-ctx.Done():
 		// The worker kills the command on the cancel; should the cancel not
 		// arrive (the worker died), the caller kills what Started named.
-		c.forget(id)
 		_ = c.write(appendHopFrame(nil, hopCancel, id, nil))
+		c.mu.Lock()
+		c.readNotes()
+		delete(c.calls, id)
+		c.mu.Unlock()
 		report()
 		return ExecResult{}, ctx.Err()
 	}
@@ -140,6 +180,12 @@ func (c *hopClient) read() {
 	c.conn.Close()
 	c.mu.Lock()
 	c.closed = true
+	// What the worker noted before it died is still queued there.
+	c.readNotes()
+	if c.notes >= 0 {
+		unix.Close(c.notes)
+		c.notes = -1
+	}
 	calls := c.calls
 	c.calls = map[uint32]*hopCall{}
 	c.mu.Unlock()
@@ -169,6 +215,10 @@ func (c *hopClient) deliver(f hopFrame) error {
 		c.mu.Lock()
 		call := c.calls[f.id]
 		delete(c.calls, f.id)
+		if c.results++; c.results >= notesEvery {
+			c.results = 0
+			c.readNotes()
+		}
 		c.mu.Unlock()
 		if call != nil { // nil: its caller went away already
 			call.res = execResultFromPB(&res)

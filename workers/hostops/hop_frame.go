@@ -20,6 +20,9 @@ import (
 //	hopCancel  supervisor → worker  empty: the caller went away, kill the command
 //	hopStarted worker → supervisor  pb.ExecStarted: what to kill should the worker die
 //	hopResult  worker → supervisor  pb.ExecResult: the call's end
+//
+// hopStarted frames go on the hop's notes (pluginkit.Hop), one frame per
+// packet, unless the notes are full or missing; then on the stream.
 const (
 	hopExec    byte = 1
 	hopCancel  byte = 2
@@ -74,6 +77,24 @@ func readHopFrame(r *bufio.Reader, max int, scratch []byte) (hopFrame, []byte, e
 		return hopFrame{}, scratch, err
 	}
 	return f, scratch, nil
+}
+
+// parseHopPacket is readHopFrame for one packet of the notes: exactly one
+// whole frame.
+func parseHopPacket(p []byte, max int) (hopFrame, error) {
+	if len(p) < hopHeader {
+		return hopFrame{}, fmt.Errorf("%w: packet of %d bytes", errHopFrame, len(p))
+	}
+	f := hopFrame{kind: p[0], id: binary.BigEndian.Uint32(p[1:5])}
+	if f.kind < hopExec || f.kind > hopResult {
+		return hopFrame{}, fmt.Errorf("%w: kind %d", errHopFrame, f.kind)
+	}
+	n := binary.BigEndian.Uint32(p[5:9])
+	if uint64(n) > uint64(max) || uint64(n) != uint64(len(p)-hopHeader) {
+		return hopFrame{}, fmt.Errorf("%w: packet of %d bytes says %d", errHopFrame, len(p), n)
+	}
+	f.payload = p[hopHeader:]
+	return f, nil
 }
 
 // appendHopExecPayload is hopExec's payload: the request id, then the request.

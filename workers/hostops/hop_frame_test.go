@@ -26,6 +26,12 @@ func FuzzHopFrame(f *testing.F) {
 	f.Add([]byte{1, 0, 0, 0, 1, 0, 0, 0, 3, 200, 'a'})
 	const max = 1 << 16
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// One packet of the notes: a whole frame or an error.
+		if fr, err := parseHopPacket(data, max); err == nil {
+			if !bytes.Equal(appendHopFrame(nil, fr.kind, fr.id, fr.payload), data) {
+				t.Fatalf("packet does not encode back to its bytes")
+			}
+		}
 		r := bufio.NewReader(bytes.NewReader(data))
 		var scratch []byte
 		consumed := 0

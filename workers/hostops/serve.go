@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sys/unix"
 
 	"github.com/svcd/svcd/workers/hostops/sandbox"
 	"github.com/svcd/svcd/workers/pluginkit"
@@ -64,6 +65,10 @@ func Serve(log hclog.Logger) error {
 	tel := pluginkit.NewTelemetry()
 	metered := Metered(impl, tel.Registry)
 	if hop != nil {
+		if os.Getenv(HopNotesOffEnv) != "" && hop.Notes >= 0 {
+			unix.Close(hop.Notes)
+			hop.Notes = -1
+		}
 		go serveHop(hop, metered, cfg.MaxMessage(pluginkit.MessageOverhead), log)
 	}
 	pluginkit.Serve(Name, &Plugin{Impl: metered}, cfg.MaxMessage(pluginkit.MessageOverhead), log, tel, killAll, impl.Close)
