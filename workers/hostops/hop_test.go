@@ -175,7 +175,13 @@ func waitGone(t *testing.T, what string, pids ...int) {
 // (the background grandchild included, which the worker's Pdeathsig on the
 // shell would not reach).
 func TestHopWorkerKilledMidCall(t *testing.T) {
-	w := startHopWorker(t)
+	// Started on the notes (the default), and on the stream (the notes
+	// full or missing).
+	t.Run("notes", func(t *testing.T) { hopWorkerKilledMidCall(t, startHopWorker(t)) })
+	t.Run("stream", func(t *testing.T) { hopWorkerKilledMidCall(t, startHopWorker(t, HopNotesOffEnv+"=1")) })
+}
+
+func hopWorkerKilledMidCall(t *testing.T, w *hopWorker) {
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	type answer struct {
 		st  Started
