@@ -195,6 +195,11 @@ func hopWorkerKilledMidCall(t *testing.T, w *hopWorker) {
 		done <- answer{st, err}
 	}()
 	pids := readPidFile(t, pidFile, 2)
+	// The worker sends Started after the fork returns, on its own
+	// schedule: on a loaded machine the shell can write its pids first.
+	// Killing the worker in that window leaves the supervisor nothing to
+	// kill by (the window is the design's, on gRPC too), so give it time.
+	time.Sleep(300 * time.Millisecond)
 	if err := syscall.Kill(w.pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
