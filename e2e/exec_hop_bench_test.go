@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +31,8 @@ import (
 //	hop_sandbox_off    hop_true on a daemon with exec_sandbox = "off"
 //
 // Each line prints the p50 and its ratio to direct_true.
+// SVC_BENCH_LEGS=stream_true,hop_true keeps direct_true and those legs only
+// (more samples of a small difference in the same time).
 //
 //	go test -run '^$' -bench ExecHopSteps -benchtime 1x ./e2e/
 func BenchmarkExecHopSteps(b *testing.B) {
@@ -68,6 +73,15 @@ func BenchmarkExecHopSteps(b *testing.B) {
 		{"grpc_refused", post(grpcD, refused, `"cwd_not_found"`)},
 		{"hop_refused", post(hopD, refused, `"cwd_not_found"`)},
 		{"hop_sandbox_off", post(offD, execTrue, `"data":{"ok":true`)},
+	}
+	if only := os.Getenv("SVC_BENCH_LEGS"); only != "" {
+		keep := legs[:1]
+		for _, l := range legs[1:] {
+			if slices.Contains(strings.Split(only, ","), l.name) {
+				keep = append(keep, l)
+			}
+		}
+		legs = keep
 	}
 	for i := 0; i < 20; i++ {
 		for _, l := range legs {
