@@ -47,7 +47,7 @@ func traceOf(t *testing.T, d *harness.Daemon, id, super, worker string) []logLin
 				access = true
 			case l.str("@message") == super && !strings.Contains(mod, worker):
 				sup = true
-			case l.str("@message") == "grpc call" && strings.Contains(mod, worker):
+			case (l.str("@message") == "grpc call" || l.str("@message") == "hop call") && strings.Contains(mod, worker):
 				wk = true
 			}
 		}
@@ -77,10 +77,15 @@ func TestRequestIDFollowsExec(t *testing.T) {
 	if r.Status != 200 || r.Header.Get("X-Request-Id") != id {
 		t.Fatalf("exec: %d, X-Request-Id %q: %s", r.Status, r.Header.Get("X-Request-Id"), r.Body)
 	}
+	hop := false
 	for _, l := range traceOf(t, d, id, "exec", "hostops") {
 		if l.str("@message") == "request" && l.str("path") != "/v1/exec" {
 			t.Fatalf("the access line of %s names another path: %v", id, l)
 		}
+		hop = hop || l.str("@message") == "hop call"
+	}
+	if !hop { // exec goes over the worker's hop, not gRPC: the id must cross it
+		t.Fatalf("no hostops line for %s came from the exec hop:\n%s", id, d.Logs())
 	}
 
 	// Without an id the daemon makes one, and the same holds for it.

@@ -31,6 +31,9 @@ func (s *Server) startWorkers(ctx context.Context) error {
 		return err
 	}
 	workerEnv := []string{hostops.ConfigEnv + "=" + enc, "SVCD_WORKER_LOG_LEVEL=" + s.cfg.LogLevel}
+	if os.Getenv("SVCD_EXEC_HOP") == "stream" { // benchmarks only: the hop without its notes
+		workerEnv = append(workerEnv, hostops.HopNotesOffEnv+"=1")
+	}
 	mgr, err := workermgr.New(workermgr.Options{
 		Executable:      s.cfg.WorkerExecutable,
 		Environ:         workerEnviron(os.Environ()),
@@ -48,6 +51,10 @@ func (s *Server) startWorkers(ctx context.Context) error {
 		Plugin: &hostops.Plugin{},
 		Env:    workerEnv,
 		MaxMsg: hcfg.MaxMessage(pluginkit.MessageOverhead),
+		// exec over a private socketpair instead of a gRPC stream (issue
+		// 24 E2); SVCD_EXEC_HOP=off|stream are for benchmarks only: what
+		// gRPC costs, what the hop's notes save (BenchmarkExecHopSteps).
+		Hop: os.Getenv("SVCD_EXEC_HOP") != "off",
 	}, {
 		Name:   scheduler.Name,
 		Plugin: &scheduler.Plugin{},

@@ -53,6 +53,21 @@ func (m *Manager) spawn(ctx context.Context, sp Spec) (*instance, error) {
 	cmd.Env = append(append([]string(nil), m.opts.Environ...), sp.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	cfg := pluginkit.ClientConfig(pluginkit.ClientOptions{Name: sp.Name, Plugin: sp.Plugin, MaxMsg: sp.MaxMsg, Logger: m.log.Named(sp.Name)})
+	var hop *pluginkit.Hop
+	if sp.Hop {
+		parent, child, err := pluginkit.NewHopPair()
+		if err != nil {
+			return nil, fmt.Errorf("start worker %s: %w", sp.Name, err)
+		}
+		hop = parent
+		cmd.ExtraFiles = child
+		cmd.Env = append(cmd.Env, pluginkit.HopFDEnv+"="+pluginkit.HopFDValue(0))
+		defer func() { // the worker has its own copies once started
+			for _, f := range child {
+				f.Close()
+			}
+		}()
+	}
 	cfg.Cmd = cmd
 	cfg.StartTimeout = m.opts.StartTimeout
 	client := plugin.NewClient(cfg)
@@ -60,10 +75,16 @@ func (m *Manager) spawn(ctx context.Context, sp Spec) (*instance, error) {
 	err := m.spawner.Do(ctx, func() error { _, err := client.Start(); return err })
 	if err != nil {
 		client.Kill()
+		if hop != nil {
+			hop.Close()
+		}
 		return nil, fmt.Errorf("start worker %s: %w", sp.Name, err)
 	}
 	inst := &instance{name: sp.Name, client: client, cmd: cmd, pid: cmd.Process.Pid, started: time.Now().UTC(), exited: make(chan struct{})}
 	fail := func(err error) (*instance, error) {
+		if hop != nil {
+			hop.Close()
+		}
 		inst.killWith("failed to come up")
 		return nil, fmt.Errorf("worker %s (pid %d): %w", sp.Name, inst.pid, err)
 	}
@@ -75,6 +96,16 @@ func (m *Manager) spawn(ctx context.Context, sp Spec) (*instance, error) {
 	}
 	if inst.raw, err = inst.rpc.Dispense(sp.Name); err != nil {
 		return fail(err)
+	}
+	if hop != nil {
+		// From here the client half owns the hop: it ends at the worker's
+		// exit (the peer's end closes with the process).
+		if a, ok := inst.raw.(pluginkit.HopAttacher); ok {
+			a.AttachHop(hop, sp.MaxMsg)
+		} else {
+			hop.Close()
+		}
+		hop = nil
 	}
 	if err := inst.ping(m.opts.StartTimeout); err != nil {
 		return fail(fmt.Errorf("first ping: %w", err))

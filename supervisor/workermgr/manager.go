@@ -44,6 +44,10 @@ type Spec struct {
 	Plugin plugin.Plugin // the client half's plugin (Impl unset)
 	Env    []string      // extra KEY=VALUE for this worker (its config)
 	MaxMsg int           // gRPC message limit both ways
+	// Hop: each start of the worker also gets a private socketpair
+	// (pluginkit.NewHopPair), handed to the dispensed client half when it
+	// is a pluginkit.HopAttacher.
+	Hop bool
 }
 
 // Options tune the manager; zero values take the defaults below.

@@ -7,18 +7,31 @@ import (
 	"time"
 
 	pb "github.com/svcd/svcd/shared/proto"
+	"github.com/svcd/svcd/workers/pluginkit"
 )
 
 // GRPCClient is the supervisor's half: HostOps over gRPC.
 type GRPCClient struct {
 	client pb.HostOpsClient
+	hop    *hopClient // nil: the worker was started without one
 }
 
-var _ HostOps = (*GRPCClient)(nil)
+var (
+	_ HostOps               = (*GRPCClient)(nil)
+	_ pluginkit.HopAttacher = (*GRPCClient)(nil)
+)
 
-// Exec streams the call; started fires on the worker's Started event so the
+// AttachHop makes exec go over the worker's hop (hop_client.go); the worker
+// manager calls it once, before the client is leased to any call.
+func (c *GRPCClient) AttachHop(h *pluginkit.Hop, maxMsg int) { c.hop = newHopClient(h, maxMsg) }
+
+// Exec goes over the hop when the worker has one; otherwise it streams the
+// call over gRPC, where started fires on the worker's Started event so the
 // caller knows which process group to kill should the worker die mid-call.
 func (c *GRPCClient) Exec(ctx context.Context, req ExecRequest, started func(Started)) (ExecResult, error) {
+	if c.hop != nil && c.hop.usable() {
+		return c.hop.Exec(ctx, req, started)
+	}
 	pr := &pb.ExecRequest{Command: req.Command, Cwd: req.Cwd, TimeoutMs: req.Timeout.Milliseconds()}
 	if l := req.Limits; l != nil {
 		pr.HasLimits, pr.MemoryBytes, pr.Pids, pr.Cpu = true, l.MemoryBytes, l.Pids, l.CPU

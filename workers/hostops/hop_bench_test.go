@@ -71,7 +71,7 @@ func serveBareHop(path string) {
 	_ = s.Serve(ln)
 }
 
-func hopChildCmd(b *testing.B, role string, env ...string) *exec.Cmd {
+func hopChildCmd(b testing.TB, role string, env ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(append(os.Environ(), hopChildEnv+"="+role), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -127,7 +127,8 @@ func startPluginHop(b *testing.B) (*GRPCClient, *grpc.ClientConn) {
 // between two processes. "unary" is a health check (the cheapest call
 // there is); "exec_nostart" is HostOps.Exec refused inside the worker
 // (missing cwd) so it crosses the hop and starts nothing; "exec_true" runs
-// `true`. Run with scripts/bench-micro GRPCHop ./workers/hostops/.
+// `true`; "hop_*" are the same two calls over the worker's exec hop. Run
+// with scripts/bench-micro GRPCHop ./workers/hostops/.
 func BenchmarkGRPCHop(b *testing.B) {
 	bare := startBareHop(b)
 	bareOps := &GRPCClient{client: pbHostOpsClient(bare)}
@@ -162,6 +163,10 @@ func BenchmarkGRPCHop(b *testing.B) {
 	b.Run("plugin_exec_nostart", execCall(pluginOps, nostart, false))
 	b.Run("bare_exec_true", execCall(bareOps, run, true))
 	b.Run("plugin_exec_true", execCall(pluginOps, run, true))
+	// The same worker with its exec hop (hop_client.go): no gRPC per exec.
+	hopOps := startHopWorker(b).ops
+	b.Run("hop_exec_nostart", execCall(hopOps, nostart, false))
+	b.Run("hop_exec_true", execCall(hopOps, run, true))
 }
 
 func pbHostOpsClient(conn *grpc.ClientConn) pb.HostOpsClient { return pb.NewHostOpsClient(conn) }

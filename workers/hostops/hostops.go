@@ -22,9 +22,11 @@ const Name = "hostops"
 // exit, missing file …) are reported inside the results with OK false; a
 // returned error means the call itself failed (worker gone, transport).
 type HostOps interface {
-	// Exec runs req.Command under /bin/sh -c. started, when not nil, is
-	// called once the child exists, with its pid (which is also its process
-	// group id) and its cgroup — before the result.
+	// Exec runs req.Command under /bin/sh -c. started, when not nil, tells
+	// the caller the child's pid (which is also its process group id) and
+	// its cgroup: the local implementation and gRPC call it once the child
+	// exists; the exec hop only before it returns an error (the worker died,
+	// ctx ended), which is when the caller kills what it names.
 	Exec(ctx context.Context, req ExecRequest, started func(Started)) (ExecResult, error)
 	ReadFile(ctx context.Context, req ReadRequest) (ReadResult, error)
 	WriteFile(ctx context.Context, req WriteRequest) (WriteResult, error)

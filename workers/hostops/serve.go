@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sys/unix"
 
 	"github.com/svcd/svcd/workers/hostops/sandbox"
 	"github.com/svcd/svcd/workers/pluginkit"
@@ -43,6 +44,12 @@ func Serve(log hclog.Logger) error {
 	if _, err := quietChildExits(); err != nil {
 		log.Warn("SIGCHLD stays with Go's handler; each command's exit wakes a worker thread", "error", err)
 	}
+	// Before NewLocal reads the environment the commands get: TakeHop
+	// removes the descriptor's variable.
+	hop, err := pluginkit.TakeHop()
+	if err != nil {
+		log.Warn("no exec hop; exec goes over gRPC", "error", err)
+	}
 	spawner := pluginkit.NewSpawner()
 	impl, err := NewLocal(cfg, log, spawner, os.Environ())
 	if err != nil {
@@ -56,6 +63,14 @@ func Serve(log hclog.Logger) error {
 	}
 	// Then the command cgroups and the worker's own cgroup directories go.
 	tel := pluginkit.NewTelemetry()
-	pluginkit.Serve(Name, &Plugin{Impl: Metered(impl, tel.Registry)}, cfg.MaxMessage(pluginkit.MessageOverhead), log, tel, killAll, impl.Close)
+	metered := Metered(impl, tel.Registry)
+	if hop != nil {
+		if os.Getenv(HopNotesOffEnv) != "" && hop.Notes >= 0 {
+			unix.Close(hop.Notes)
+			hop.Notes = -1
+		}
+		go serveHop(hop, metered, cfg.MaxMessage(pluginkit.MessageOverhead), log)
+	}
+	pluginkit.Serve(Name, &Plugin{Impl: metered}, cfg.MaxMessage(pluginkit.MessageOverhead), log, tel, killAll, impl.Close)
 	return nil
 }

@@ -1,0 +1,105 @@
+package e2e
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/svcd/svcd/e2e/benchfig"
+	"github.com/svcd/svcd/e2e/harness"
+)
+
+// BenchmarkExecHopSteps shows what the exec hop (issue 24 E2: exec over a
+// private socketpair to the hostops worker instead of a gRPC stream) does to
+// P3, every leg interleaved round-robin in one run:
+//
+//	direct_true        fork/exec of `true` (P3's baseline)
+//	grpc_true          POST /v1/exec of `true`, daemon with SVCD_EXEC_HOP=off
+//	                   (the gRPC stream, as before the hop)
+//	stream_true        the hop with Started on its stream, daemon with
+//	                   SVCD_EXEC_HOP=stream (the hop's first step)
+//	hop_true           the same on a default daemon (the hop, Started on
+//	                   its notes): P3's subject
+//	grpc_refused       POST /v1/exec whose cwd does not exist: HTTP + the
+//	hop_refused        worker round trip, nothing started, on each daemon
+//	hop_sandbox_off    hop_true on a daemon with exec_sandbox = "off"
+//
+// Each line prints the p50 and its ratio to direct_true.
+// SVC_BENCH_LEGS=stream_true,hop_true keeps direct_true and those legs only
+// (more samples of a small difference in the same time).
+//
+//	go test -run '^$' -bench ExecHopSteps -benchtime 1x ./e2e/
+func BenchmarkExecHopSteps(b *testing.B) {
+	grpcD := harness.Start(b, harness.Options{Env: []string{"SVC_LOG_LEVEL=warn", "SVCD_EXEC_HOP=off"}})
+	streamD := harness.Start(b, harness.Options{Env: []string{"SVC_LOG_LEVEL=warn", "SVCD_EXEC_HOP=stream"}})
+	hopD := harness.Start(b, harness.Options{Env: []string{"SVC_LOG_LEVEL=warn"}})
+	offD := harness.Start(b, harness.Options{Env: []string{"SVC_LOG_LEVEL=warn", "SVC_EXEC_SANDBOX=off"}})
+	client := benchHTTPClient()
+	post := func(d *harness.Daemon, body, mustContain string) func() {
+		return func() {
+			req, _ := http.NewRequest("POST", d.URL+"/v1/exec", bytes.NewReader([]byte(body)))
+			req.Header.Set("Authorization", "Bearer "+d.Token)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			out, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || !bytes.Contains(out, []byte(mustContain)) {
+				b.Fatalf("POST /v1/exec %s: %d %s", body, resp.StatusCode, out)
+			}
+		}
+	}
+	const execTrue, refused = `{"command":"true"}`, `{"command":"true","cwd":"/nonexistent-svcd-bench"}`
+	legs := []struct {
+		name string
+		fn   func()
+	}{
+		{"direct_true", func() {
+			if err := exec.Command("true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}},
+		{"grpc_true", post(grpcD, execTrue, `"data":{"ok":true`)},
+		{"stream_true", post(streamD, execTrue, `"data":{"ok":true`)},
+		{"hop_true", post(hopD, execTrue, `"data":{"ok":true`)},
+		{"grpc_refused", post(grpcD, refused, `"cwd_not_found"`)},
+		{"hop_refused", post(hopD, refused, `"cwd_not_found"`)},
+		{"hop_sandbox_off", post(offD, execTrue, `"data":{"ok":true`)},
+	}
+	if only := os.Getenv("SVC_BENCH_LEGS"); only != "" {
+		keep := legs[:1]
+		for _, l := range legs[1:] {
+			if slices.Contains(strings.Split(only, ","), l.name) {
+				keep = append(keep, l)
+			}
+		}
+		legs = keep
+	}
+	for i := 0; i < 20; i++ {
+		for _, l := range legs {
+			l.fn()
+		}
+	}
+	n := benchfig.Samples(2000) / 4
+	ds := make([][]time.Duration, len(legs))
+	for i := 0; i < n; i++ {
+		for k, l := range legs {
+			t0 := time.Now()
+			l.fn()
+			ds[k] = append(ds[k], time.Since(t0))
+		}
+	}
+	base := benchfig.Summarize("", ds[0], 0).P50us
+	for k, l := range legs {
+		st := benchfig.Summarize(l.name, ds[k], 0)
+		b.Logf("HOPSTEP %-16s p50 %7.0f µs  p95 %7.0f µs  %.2fx direct_true", l.name, st.P50us, st.P95us, st.P50us/base)
+	}
+}

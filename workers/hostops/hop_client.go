@@ -1,0 +1,231 @@
+package hostops
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+
+	"golang.org/x/sys/unix"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/svcd/svcd/shared/proto"
+	"github.com/svcd/svcd/shared/reqid"
+	"github.com/svcd/svcd/workers/pluginkit"
+)
+
+// ErrHopClosed: the hop ended (the worker exited) before the call's result.
+var ErrHopClosed = errors.New("hostops hop: the worker's connection closed before the result")
+
+// hopClient is the supervisor's end of the exec hop: calls multiplexed by
+// id on one connection, one reader goroutine. A call's goroutine writes its
+// own request frame and is woken once, by its result (or the hop's end).
+// The worker's Started frames wait on the hop's notes, which nothing polls:
+// they are read when a call ends without its result (the worker died, the
+// caller left), and every notesEvery results to keep the queue short. So
+// an exec wakes the supervisor once, for its result.
+type hopClient struct {
+	conn    net.Conn
+	notes   int // -1: none or closed; read under mu
+	maxMsg  int
+	results int // results since the notes were last read (reader only)
+
+	wmu sync.Mutex // one frame per Write, whole
+
+	mu     sync.Mutex
+	nextID uint32
+	calls  map[uint32]*hopCall
+	closed bool
+}
+
+type hopCall struct {
+	started Started
+	known   bool // started is set
+	res     ExecResult
+	err     error
+	done    chan struct{}
+}
+
+// notesEvery: the notes are read after this many results, so the worker's
+// queue there (a socket buffer of ~200 KB) holds at most this many frames
+// of finished calls besides those of running ones.
+const notesEvery = 64
+
+func newHopClient(hop *pluginkit.Hop, maxMsg int) *hopClient {
+	c := &hopClient{conn: hop.Conn, notes: hop.Notes, maxMsg: maxMsg, calls: map[uint32]*hopCall{}}
+	go c.read()
+	return c
+}
+
+// readNotes takes every Started frame queued on the notes, without
+// waiting, into the calls still waiting. c.mu must be held.
+func (c *hopClient) readNotes() {
+	if c.notes < 0 {
+		return
+	}
+	var buf [8 << 10]byte
+	for {
+		n, _, err := unix.Recvfrom(c.notes, buf[:], unix.MSG_DONTWAIT)
+		if err != nil || n <= 0 { // EAGAIN: nothing more; 0: the worker's end is closed
+			return
+		}
+		f, err := parseHopPacket(buf[:n], c.maxMsg)
+		if err != nil || f.kind != hopStarted {
+			continue // not from our worker's code; nothing to kill by it
+		}
+		var st pb.ExecStarted
+		if proto.Unmarshal(f.payload, &st) != nil {
+			continue
+		}
+		if call := c.calls[f.id]; call != nil {
+			call.started, call.known = Started{Pid: int(st.Pid), Cgroup: st.Cgroup}, true
+		}
+	}
+}
+
+// usable: the hop has not ended.
+func (c *hopClient) usable() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.closed
+}
+
+// Exec is HostOps.Exec over the hop. started is called, in this goroutine,
+// before Exec returns, whenever the worker said the command exists: on an
+// error (the worker died, ctx ended) the caller kills what it names.
+func (c *hopClient) Exec(ctx context.Context, req ExecRequest, started func(Started)) (ExecResult, error) {
+	pr := &pb.ExecRequest{Command: req.Command, Cwd: req.Cwd, TimeoutMs: req.Timeout.Milliseconds()}
+	if l := req.Limits; l != nil {
+		pr.HasLimits, pr.MemoryBytes, pr.Pids, pr.Cpu = true, l.MemoryBytes, l.Pids, l.CPU
+	}
+	reqBytes, err := proto.Marshal(pr)
+	if err != nil {
+		return ExecResult{}, err
+	}
+	payload := appendHopExecPayload(make([]byte, 0, 1+64+len(reqBytes)), reqid.From(ctx), reqBytes)
+	if len(payload) > c.maxMsg {
+		return ExecResult{}, fmt.Errorf("hostops hop: request of %d bytes over the limit of %d", len(payload), c.maxMsg)
+	}
+	call := &hopCall{done: make(chan struct{})}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ExecResult{}, ErrHopClosed
+	}
+	c.nextID++
+	id := c.nextID
+	c.calls[id] = call
+	c.mu.Unlock()
+
+	if err := c.write(appendHopFrame(make([]byte, 0, hopHeader+len(payload)), hopExec, id, payload)); err != nil {
+		c.forget(id)
+		return ExecResult{}, fmt.Errorf("hostops hop: send: %w", err)
+	}
+	report := func() { // call is out of c.calls: nothing writes it any more
+		c.mu.Lock()
+		st, known := call.started, call.known
+		c.mu.Unlock()
+		if known && started != nil {
+			started(st)
+		}
+	}
+	select {
+	case <-call.done:
+		report()
+		return call.res, call.err
+	case <-ctx.Done():
+		// The worker kills the command on the cancel; should the cancel not
+		// arrive (the worker died), the caller kills what Started named.
+		_ = c.write(appendHopFrame(nil, hopCancel, id, nil))
+		c.mu.Lock()
+		c.readNotes()
+		delete(c.calls, id)
+		c.mu.Unlock()
+		report()
+		return ExecResult{}, ctx.Err()
+	}
+}
+
+func (c *hopClient) forget(id uint32) {
+	c.mu.Lock()
+	delete(c.calls, id)
+	c.mu.Unlock()
+}
+
+func (c *hopClient) write(frame []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.conn.Write(frame)
+	return err
+}
+
+// read takes the worker's frames until the hop ends, then fails every call
+// still waiting with ErrHopClosed.
+func (c *hopClient) read() {
+	r := bufio.NewReader(c.conn)
+	var scratch []byte
+	var err error
+	for {
+		var f hopFrame
+		f, scratch, err = readHopFrame(r, c.maxMsg, scratch)
+		if err != nil {
+			break
+		}
+		if err = c.deliver(f); err != nil {
+			break
+		}
+	}
+	c.conn.Close()
+	c.mu.Lock()
+	c.closed = true
+	// What the worker noted before it died is still queued there.
+	c.readNotes()
+	if c.notes >= 0 {
+		unix.Close(c.notes)
+		c.notes = -1
+	}
+	calls := c.calls
+	c.calls = map[uint32]*hopCall{}
+	c.mu.Unlock()
+	for _, call := range calls {
+		call.err = fmt.Errorf("%w (%v)", ErrHopClosed, err)
+		close(call.done)
+	}
+}
+
+func (c *hopClient) deliver(f hopFrame) error {
+	switch f.kind {
+	case hopStarted:
+		var st pb.ExecStarted
+		if err := proto.Unmarshal(f.payload, &st); err != nil {
+			return fmt.Errorf("%w: started: %v", errHopFrame, err)
+		}
+		c.mu.Lock()
+		if call := c.calls[f.id]; call != nil {
+			call.started, call.known = Started{Pid: int(st.Pid), Cgroup: st.Cgroup}, true
+		}
+		c.mu.Unlock()
+	case hopResult:
+		var res pb.ExecResult
+		if err := proto.Unmarshal(f.payload, &res); err != nil {
+			return fmt.Errorf("%w: result: %v", errHopFrame, err)
+		}
+		c.mu.Lock()
+		call := c.calls[f.id]
+		delete(c.calls, f.id)
+		if c.results++; c.results >= notesEvery {
+			c.results = 0
+			c.readNotes()
+		}
+		c.mu.Unlock()
+		if call != nil { // nil: its caller went away already
+			call.res = execResultFromPB(&res)
+			close(call.done)
+		}
+	default:
+		return fmt.Errorf("%w: kind %d from the worker", errHopFrame, f.kind)
+	}
+	return nil
+}

@@ -1,0 +1,245 @@
+package hostops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/grpc"
+
+	"github.com/svcd/svcd/shared/reqid"
+	"github.com/svcd/svcd/workers/pluginkit"
+)
+
+// hopWorker is a real hostops worker process started through go-plugin as
+// the worker manager starts it, with its exec hop attached.
+type hopWorker struct {
+	ops    *GRPCClient
+	conn   *grpc.ClientConn
+	client *plugin.Client
+	pid    int
+}
+
+func startHopWorker(t testing.TB, env ...string) *hopWorker {
+	t.Helper()
+	maxMsg := DefaultConfig().MaxMessage(pluginkit.MessageOverhead)
+	cfg := pluginkit.ClientConfig(pluginkit.ClientOptions{Name: Name, Plugin: &Plugin{}, MaxMsg: maxMsg, Logger: hclog.NewNullLogger()})
+	parent, child, err := pluginkit.NewHopPair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := hopChildCmd(t, "plugin", append(env, pluginkit.HopFDEnv+"="+pluginkit.HopFDValue(0))...)
+	cmd.ExtraFiles = child
+	cfg.Cmd = cmd
+	client := plugin.NewClient(cfg)
+	t.Cleanup(client.Kill)
+	rpc, err := client.Client()
+	for _, f := range child {
+		f.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := rpc.Dispense(Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := raw.(*GRPCClient)
+	ops.AttachHop(parent, maxMsg)
+	return &hopWorker{ops: ops, conn: rpc.(*plugin.GRPCClient).Conn, client: client, pid: cmd.Process.Pid}
+}
+
+// execCount reads the worker's own svcd_hostops_exec_total{outcome}.
+func (w *hopWorker) execCount(t *testing.T, outcome string) float64 {
+	t.Helper()
+	mfs, err := pluginkit.GatherFrom(context.Background(), w.conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "svcd_hostops_exec_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if labelIs(m, "outcome", outcome) {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+func labelIs(m *dto.Metric, name, value string) bool {
+	for _, lp := range m.GetLabel() {
+		if lp.GetName() == name && lp.GetValue() == value {
+			return true
+		}
+	}
+	return false
+}
+
+func TestHopExecResultsStartedAndMetrics(t *testing.T) {
+	w := startHopWorker(t)
+	var got []Started
+	res, err := w.ops.Exec(context.Background(), ExecRequest{Command: "echo out; echo err >&2; exit 3", Timeout: 10 * time.Second}, func(st Started) { got = append(got, st) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OK || res.ExitCode != 3 || string(res.Stdout) != "out\n" || string(res.Stderr) != "err\n" || res.ErrorCode != CodeNonZeroExit || res.Pid <= 0 {
+		t.Fatalf("result: %+v", res)
+	}
+	// A result needs no Started: the command is over (the worker's note of
+	// it is read later, or when a call fails).
+	if len(got) > 1 || (len(got) == 1 && got[0].Pid != res.Pid) {
+		t.Fatalf("started %+v for pid %d", got, res.Pid)
+	}
+	if n := w.execCount(t, CodeNonZeroExit); n != 1 {
+		t.Fatalf("the worker counted %v non_zero_exit execs, want 1", n)
+	}
+	// Calls share the one connection: 16 at once, each its own answer.
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := w.ops.Exec(context.Background(), ExecRequest{Command: fmt.Sprintf("sleep 0.0%d; echo %d", i%10, i), Timeout: 10 * time.Second}, nil)
+			if err != nil || !res.OK || string(res.Stdout) != fmt.Sprintf("%d\n", i) {
+				errs <- fmt.Errorf("call %d: %+v %v", i, res, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := w.execCount(t, "ok"); n != 16 {
+		t.Fatalf("the worker counted %v ok execs, want 16", n)
+	}
+}
+
+// readPidFile waits until path holds want pids, one a line.
+func readPidFile(t *testing.T, path string, want int) []int {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(path)
+		var pids []int
+		for _, f := range strings.Fields(string(b)) {
+			if p, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, p)
+			}
+		}
+		if len(pids) >= want {
+			return pids
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d pids of %d", path, len(pids), want)
+		}
+	}
+}
+
+func waitGone(t *testing.T, what string, pids ...int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		alive := 0
+		for _, p := range pids {
+			// A zombie is dead too: its parent (the killed worker) is gone
+			// and init reaps it, but maybe not yet.
+			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p)); err == nil && !strings.Contains(string(b), ") Z ") {
+				alive++
+			}
+		}
+		if alive == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d of %v still running", what, alive, pids)
+		}
+	}
+}
+
+// The worker dies mid-call on the hop: the caller gets ErrHopClosed at once
+// with what Started named, and killing that leaves nothing of the command
+// (the background grandchild included, which the worker's Pdeathsig on the
+// shell would not reach).
+func TestHopWorkerKilledMidCall(t *testing.T) {
+	// Started on the notes (the default), and on the stream (the notes
+	// full or missing).
+	t.Run("notes", func(t *testing.T) { hopWorkerKilledMidCall(t, startHopWorker(t)) })
+	t.Run("stream", func(t *testing.T) { hopWorkerKilledMidCall(t, startHopWorker(t, HopNotesOffEnv+"=1")) })
+}
+
+func hopWorkerKilledMidCall(t *testing.T, w *hopWorker) {
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	type answer struct {
+		st  Started
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		var st Started
+		_, err := w.ops.Exec(context.Background(), ExecRequest{Command: fmt.Sprintf("sleep 300 & echo $! > %s; echo $$ >> %s; sleep 300", pidFile, pidFile), Timeout: time.Minute},
+			func(s Started) { st = s })
+		done <- answer{st, err}
+	}()
+	pids := readPidFile(t, pidFile, 2)
+	// The worker sends Started after the fork returns, on its own
+	// schedule: on a loaded machine the shell can write its pids first.
+	// Killing the worker in that window leaves the supervisor nothing to
+	// kill by (the window is the design's, on gRPC too), so give it time.
+	time.Sleep(300 * time.Millisecond)
+	if err := syscall.Kill(w.pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var a answer
+	select {
+	case a = <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call did not end after its worker was killed")
+	}
+	if !errors.Is(a.err, ErrHopClosed) || a.st.Pid != pids[1] {
+		t.Fatalf("call on the killed worker: started %+v (shell %d), error %v", a.st, pids[1], a.err)
+	}
+	a.st.Kill() // what the supervisor does with it
+	waitGone(t, "the command of the killed worker", pids...)
+}
+
+// A caller that goes away cancels the call over the hop: the worker kills
+// the command and stays up for the next one.
+func TestHopCancelKillsCommand(t *testing.T) {
+	w := startHopWorker(t)
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	ctx, cancel := context.WithCancel(reqid.With(context.Background(), "hop-cancel-1"))
+	done := make(chan error, 1)
+	go func() {
+		_, err := w.ops.Exec(ctx, ExecRequest{Command: fmt.Sprintf("sleep 300 & echo $! > %s; echo $$ >> %s; sleep 300", pidFile, pidFile), Timeout: time.Minute}, nil)
+		done <- err
+	}()
+	pids := readPidFile(t, pidFile, 2)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled call: %v", err)
+	}
+	waitGone(t, "the cancelled command", pids...)
+	res, err := w.ops.Exec(context.Background(), ExecRequest{Command: "echo next", Timeout: 10 * time.Second}, nil)
+	if err != nil || string(res.Stdout) != "next\n" {
+		t.Fatalf("next exec: %+v %v", res, err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); w.execCount(t, CodeCanceled) != 1; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker counted %v canceled execs, want 1", w.execCount(t, CodeCanceled))
+		}
+	}
+}
