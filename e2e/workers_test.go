@@ -61,9 +61,11 @@ func TestWorkersList(t *testing.T) {
 
 func TestWorkerSIGKILLDuringExec(t *testing.T) {
 	t.Parallel()
-	d := harness.Start(t, harness.Options{})
+	// The command writes its pid file outside its scratch directory.
+	pidDir := t.TempDir()
+	d := harness.Start(t, harness.Options{Env: []string{"SVC_EXEC_WRITE_ROOTS=" + pidDir}})
 	before := hostopsWorker(t, d)
-	pidFile := filepath.Join(t.TempDir(), "pids")
+	pidFile := filepath.Join(pidDir, "pids")
 
 	stop := make(chan struct{})
 	failures, total, polled := pollHealthz(d, stop)
@@ -199,9 +201,11 @@ func TestRollingRestartUnderLoadFailsNoCall(t *testing.T) {
 
 func TestNothingOutlivesSupervisorSIGKILL(t *testing.T) {
 	t.Parallel()
-	d := harness.Start(t, harness.Options{})
+	// The command writes its pid file outside its scratch directory.
+	pidDir := t.TempDir()
+	d := harness.Start(t, harness.Options{Env: []string{"SVC_EXEC_WRITE_ROOTS=" + pidDir}})
 	w := hostopsWorker(t, d)
-	pidFile := filepath.Join(t.TempDir(), "pids")
+	pidFile := filepath.Join(pidDir, "pids")
 	go func() {
 		// The answer never comes: the daemon is killed under it.
 		req, _ := http.NewRequest("POST", d.URL+"/v1/exec", stringsReader(fmt.Sprintf(`{"command":"sleep 300 & echo $! > %s; echo $$ >> %s; sleep 300"}`, pidFile, pidFile)))
