@@ -38,10 +38,11 @@ type cmdSandbox struct {
 	problems []string
 	cleanup  sync.WaitGroup
 
-	owner  string // OwnerName of this worker's scratch directories
-	seq    atomic.Uint64
-	idle   chan *slot  // spawners ready for a command
-	closed atomic.Bool // close ran: released spawners are retired
+	owner   string // OwnerName of this worker's scratch directories
+	scratch bool   // the scratch root exists: spawners get directories in it
+	seq     atomic.Uint64
+	idle    chan *slot  // spawners ready for a command
+	closed  atomic.Bool // close ran: released spawners are retired
 }
 
 // slot is a spawner thread with its Landlock domain and scratch directory.
@@ -74,6 +75,7 @@ func setupSandbox(ctx context.Context, cfg sandbox.Config, do func(context.Conte
 	} else if err := os.MkdirAll(cfg.ScratchRoot, 0o711); err != nil {
 		s.problems = append(s.problems, fmt.Sprintf("scratch root %s: %v", cfg.ScratchRoot, err))
 	} else {
+		s.scratch = true
 		go sandbox.CleanStaleScratch(cfg.ScratchRoot)
 	}
 	s.abi = sandbox.LandlockABI()
@@ -119,7 +121,7 @@ func (s *cmdSandbox) writeRoots(scratch string) []string {
 // always).
 func (s *cmdSandbox) newSlot() (*slot, error) {
 	sl := &slot{}
-	if s.cfg.ScratchRoot != "" {
+	if s.scratch {
 		d := filepath.Join(s.cfg.ScratchRoot, s.owner+"-s"+strconv.FormatUint(s.seq.Add(1), 10))
 		if err := os.Mkdir(d, 0o700); err != nil {
 			return nil, fmt.Errorf("scratch directory: %w", err)
