@@ -241,6 +241,55 @@ func TestSandboxWriteRoots(t *testing.T) {
 	}
 }
 
+// With no write roots configured a command writes only its scratch
+// directory; two commands that run at the same time have separate Landlock
+// domains, so neither can write into the other's scratch directory.
+func TestSandboxScratchOnlyAndSeparate(t *testing.T) {
+	t.Parallel()
+	outside := t.TempDir()
+	plain := harness.Start(t, harness.Options{})
+	needSandbox(t, plain, "landlock")
+	if r := execCall(t, plain, map[string]any{"command": `echo t > "$TMPDIR/t" && cat "$TMPDIR/t" && echo n > /dev/null`}); !r.OK || r.Result.Stdout != "t\n" {
+		t.Fatalf("write in the scratch directory with no roots configured: %+v", r)
+	}
+	for _, cmd := range []string{"echo x > " + outside + "/f", "cd " + outside + " && mkdir d"} {
+		if r := execCall(t, plain, map[string]any{"command": cmd}); r.OK || !strings.Contains(r.Result.Stderr, "Permission denied") {
+			t.Errorf("%s with no roots configured: want Permission denied: %+v", cmd, r)
+		}
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) > 0 {
+		t.Errorf("created outside the scratch directory: %v", ents)
+	}
+
+	// A publishes its TMPDIR through a shared write root and waits; B,
+	// meanwhile, tries to write there.
+	shared := t.TempDir()
+	d := harness.Start(t, harness.Options{Env: []string{"SVC_EXEC_WRITE_ROOTS=" + shared}})
+	a := make(chan opOutcome[execRes], 1)
+	go func() {
+		var env envelope[opOutcome[execRes]]
+		defer func() { a <- env.Data }()
+		resp := d.DoAuth("POST", "/v1/exec", map[string]any{"timeoutMs": 20000, "command": `echo a > "$TMPDIR/a" && echo "$TMPDIR" > ` + shared + `/a.tmp && mv ` + shared + `/a.tmp ` + shared + `/a && while [ ! -e ` + shared + `/done ]; do sleep 0.01; done; ls -A "$TMPDIR"`})
+		_ = jsonUnmarshal(resp.Body, &env)
+	}()
+	var aDir string
+	waitUntil(t, 10*time.Second, "command A to run", func() bool {
+		b, err := os.ReadFile(filepath.Join(shared, "a"))
+		aDir = strings.TrimSpace(string(b))
+		return err == nil && aDir != ""
+	})
+	b := execCall(t, d, map[string]any{"command": `echo "$TMPDIR"; echo b > "$TMPDIR/b" && echo x > ` + aDir + `/fromB`})
+	if b.OK || !strings.Contains(b.Result.Stderr, "Permission denied") || strings.TrimSpace(b.Result.Stdout) == aDir {
+		t.Errorf("B writing into A's scratch directory %s while A runs: want Permission denied: %+v", aDir, b)
+	}
+	if err := os.WriteFile(filepath.Join(shared, "done"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-a; !r.OK || r.Result.Stdout != "a\n" {
+		t.Errorf("A's scratch directory after B's attempt: %+v", r)
+	}
+}
+
 func TestSandboxIdentityAndNoNewPrivs(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() != 0 {

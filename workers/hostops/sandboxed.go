@@ -41,8 +41,9 @@ type cmdSandbox struct {
 	owner   string // OwnerName of this worker's scratch directories
 	scratch bool   // the scratch root exists: spawners get directories in it
 	seq     atomic.Uint64
-	idle    chan *slot  // spawners ready for a command
-	closed  atomic.Bool // close ran: released spawners are retired
+	mu      sync.Mutex
+	idle    []*slot // spawners ready for a command, the last released on top
+	closed  bool    // close ran: released spawners are retired
 }
 
 // slot is a spawner thread with its Landlock domain and scratch directory.
@@ -58,7 +59,7 @@ const idleSpawners = 8
 // setupSandbox opens the worker's cgroup tree and checks that a spawner can
 // be restricted. In required mode a missing layer is an error.
 func setupSandbox(ctx context.Context, cfg sandbox.Config, do func(context.Context, func() error) error) (*cmdSandbox, error) {
-	s := &cmdSandbox{cfg: cfg, idle: make(chan *slot, idleSpawners), owner: sandbox.OwnerName(os.Getpid())}
+	s := &cmdSandbox{cfg: cfg, owner: sandbox.OwnerName(os.Getpid())}
 	if cfg.Mode == sandbox.ModeOff {
 		return s, do(ctx, sandbox.SetNoNewPrivs)
 	}
@@ -92,7 +93,7 @@ func setupSandbox(ctx context.Context, cfg sandbox.Config, do func(context.Conte
 	case err != nil:
 		return nil, err // no_new_privs is not optional
 	default:
-		s.idle <- first
+		s.idle = append(s.idle, first)
 	}
 	if cfg.Mode == sandbox.ModeRequired && len(s.problems) > 0 {
 		s.close()
@@ -181,9 +182,7 @@ func (s *cmdSandbox) begin(l sandbox.Limits) (boxed, error) {
 	if s == nil || s.cfg.Mode == sandbox.ModeOff {
 		return c, nil
 	}
-	select {
-	case c.slot = <-s.idle:
-	default:
+	if c.slot = s.take(); c.slot == nil {
 		sl, err := s.newSlot()
 		if err != nil {
 			return c, fmt.Errorf("spawner: %w", err)
@@ -202,6 +201,20 @@ func (s *cmdSandbox) begin(l sandbox.Limits) (boxed, error) {
 	return c, nil
 }
 
+// take borrows the idle spawner released last (its thread is the likeliest
+// to be warm), nil when none is idle.
+func (s *cmdSandbox) take() *slot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.idle)
+	if n == 0 {
+		return nil
+	}
+	sl := s.idle[n-1]
+	s.idle = s.idle[:n-1]
+	return sl
+}
+
 // release empties a spawner's scratch directory and puts it back to the
 // idle pool, or retires it.
 func (s *cmdSandbox) release(sl *slot) {
@@ -209,13 +222,13 @@ func (s *cmdSandbox) release(sl *slot) {
 		s.retire(sl)
 		return
 	}
-	if s.closed.Load() {
-		s.retire(sl)
-		return
+	s.mu.Lock()
+	keep := !s.closed && len(s.idle) < idleSpawners
+	if keep {
+		s.idle = append(s.idle, sl)
 	}
-	select {
-	case s.idle <- sl:
-	default:
+	s.mu.Unlock()
+	if !keep {
 		s.retire(sl)
 	}
 }
@@ -254,16 +267,16 @@ func (s *cmdSandbox) close() {
 	if s == nil {
 		return
 	}
-	s.closed.Store(true)
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	s.cleanup.Wait()
-	for {
-		select {
-		case sl := <-s.idle:
-			s.retire(sl)
-			continue
-		default:
-		}
-		break
+	s.mu.Lock()
+	idle := s.idle
+	s.idle = nil
+	s.mu.Unlock()
+	for _, sl := range idle {
+		s.retire(sl)
 	}
 	s.tree.Close()
 }

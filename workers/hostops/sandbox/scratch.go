@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -48,7 +47,8 @@ func CleanStaleScratch(root string) (removed int) {
 // EmptyDir removes everything inside dir and keeps dir itself (its inode
 // is what a Landlock rule names). A directory a command made unreadable or
 // unwritable is opened up first; what still cannot go is an error, and the
-// caller retires the directory.
+// caller retires the directory. Call it once no process of the command is
+// left (its cgroup is empty): nothing else writes there.
 func EmptyDir(dir string) error {
 	f, err := os.Open(dir)
 	if err != nil {
@@ -69,11 +69,6 @@ func EmptyDir(dir string) error {
 		}
 		if err != nil && first == nil {
 			first = err
-		}
-	}
-	if first == nil {
-		if n, _ := os.ReadDir(dir); len(n) > 0 {
-			first = errors.New("scratch directory refilled while being emptied")
 		}
 	}
 	return first
