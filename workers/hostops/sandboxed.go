@@ -2,6 +2,7 @@ package hostops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -86,12 +87,15 @@ func setupSandbox(ctx context.Context, cfg sandbox.Config, do func(context.Conte
 	// The first spawner now: it proves the ruleset applies (required mode
 	// refuses to start otherwise), and the first command finds it waiting.
 	first, err := s.newSlot()
+	var restrictErr restrictError
 	switch {
-	case err != nil && s.abi > 0:
-		s.problems = append(s.problems, "landlock: "+err.Error())
-		s.abi = 0
-	case err != nil:
+	case errors.As(err, &restrictErr) && s.abi > 0:
+		s.problems = append(s.problems, "landlock: "+restrictErr.err.Error())
+		s.abi = 0 // later spawners get no_new_privs only
+	case errors.As(err, &restrictErr):
 		return nil, err // no_new_privs is not optional
+	case err != nil: // the scratch directory; commands try again
+		s.problems = append(s.problems, "spawner: "+err.Error())
 	default:
 		s.idle = append(s.idle, first)
 	}
@@ -146,10 +150,16 @@ func (s *cmdSandbox) newSlot() (*slot, error) {
 	})
 	if err != nil {
 		s.retire(sl)
-		return nil, err
+		return nil, restrictError{err}
 	}
 	return sl, nil
 }
+
+// restrictError: a spawner thread could not be restricted.
+type restrictError struct{ err error }
+
+func (e restrictError) Error() string { return "restrict the spawner thread: " + e.err.Error() }
+func (e restrictError) Unwrap() error { return e.err }
 
 // retire ends a spawner's thread and removes its scratch directory.
 func (s *cmdSandbox) retire(sl *slot) {
