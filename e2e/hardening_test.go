@@ -100,14 +100,17 @@ func fillPath(p string) string {
 // nothing and that the platform saw no request and no command ran.
 func TestCrossSiteWritesRefusedOnEveryRoute(t *testing.T) {
 	t.Parallel()
-	d := startBrowserDaemon(t)
+	// A command that ran could write the marker (a write root), so its
+	// absence says that none ran.
+	markerDir := t.TempDir()
+	d := startBrowserDaemon(t, "SVC_EXEC_WRITE_ROOTS="+markerDir)
 	platform := fakeplugin.NewPlatform("csrf-secret")
 	defer platform.Close()
 	p := connectPlugin(t, d, "csrf-client", platform)
 	capture(t, d, p, bridgeproto.PlatformA, "acct", map[string]string{"Authorization": "Bearer page"})
 	capture(t, d, p, bridgeproto.PlatformB, "acct", map[string]string{"Authorization": "Bearer page"})
 
-	marker := filepath.Join(t.TempDir(), "ran")
+	marker := filepath.Join(markerDir, "ran")
 	body := map[string]any{
 		"mode": "paused", "reason": "csrf", "action": "tab_reload", "platform": "platform_a",
 		"path": "/api/echo", "method": "POST", "requestId": "csrf-1", "prompt": "hi",
@@ -299,8 +302,8 @@ func TestTokenFileModes(t *testing.T) {
 
 func TestExecConcurrencyCap(t *testing.T) {
 	t.Parallel()
-	d := harness.Start(t, harness.Options{Env: []string{"SVC_EXEC_MAX_CONCURRENT=2"}})
 	dir := t.TempDir()
+	d := harness.Start(t, harness.Options{Env: []string{"SVC_EXEC_MAX_CONCURRENT=2", "SVC_EXEC_WRITE_ROOTS=" + dir}})
 	release := filepath.Join(dir, "go")
 	done := make(chan *harness.Response, 2)
 	for i := 0; i < 2; i++ {

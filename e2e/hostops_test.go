@@ -92,8 +92,10 @@ func TestExecResultFieldsOnEveryOutcome(t *testing.T) {
 
 func TestExecTimeoutKillsTheWholeGroup(t *testing.T) {
 	t.Parallel()
-	d := harness.Start(t, harness.Options{})
-	pidFile := filepath.Join(t.TempDir(), "pids")
+	// The command writes its pid file outside its scratch directory.
+	pidDir := t.TempDir()
+	d := harness.Start(t, harness.Options{Env: []string{"SVC_EXEC_WRITE_ROOTS=" + pidDir}})
+	pidFile := filepath.Join(pidDir, "pids")
 	start := time.Now()
 	res := execCall(t, d, map[string]any{
 		"command":   fmt.Sprintf("sleep 300 & echo $! > %s; echo $$ >> %s; echo started; sleep 300", pidFile, pidFile),
@@ -180,8 +182,10 @@ func TestExecOutputCapAndInvalidUTF8(t *testing.T) {
 
 func TestExecClientDisconnectKillsCommand(t *testing.T) {
 	t.Parallel()
-	d := harness.Start(t, harness.Options{})
-	pidFile := filepath.Join(t.TempDir(), "pids")
+	// The command writes its pid file outside its scratch directory.
+	pidDir := t.TempDir()
+	d := harness.Start(t, harness.Options{Env: []string{"SVC_EXEC_WRITE_ROOTS=" + pidDir}})
+	pidFile := filepath.Join(pidDir, "pids")
 	body := fmt.Sprintf(`{"command":"sleep 300 & echo $! > %s; echo $$ >> %s; sleep 300"}`, pidFile, pidFile)
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "POST", d.URL+"/v1/exec", strings.NewReader(body))
@@ -211,8 +215,11 @@ func TestExecClientDisconnectKillsCommand(t *testing.T) {
 
 func TestHostopsRequireTokenBeforeAnything(t *testing.T) {
 	t.Parallel()
-	d := harness.Start(t, harness.Options{})
 	dir := t.TempDir()
+	// The authorized command's marker is written outside its scratch
+	// directory: a write root, so that the refused calls' absence of it
+	// means they did not run.
+	d := harness.Start(t, harness.Options{Env: []string{"SVC_EXEC_WRITE_ROOTS=" + dir}})
 	marker := filepath.Join(dir, "ran")
 	written := filepath.Join(dir, "written.txt")
 	secret := filepath.Join(dir, "secret.txt")

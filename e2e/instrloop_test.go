@@ -46,7 +46,7 @@ func (c *scriptedChat) Typing() <-chan struct{} { return c.typing }
 // the client loop with the real daemon executing: a write, a read of what was
 // written, then a reply without instructions ends the loop.
 func TestInstructionLoopAgainstTheDaemon(t *testing.T) {
-	d := instrDaemon(t)
+	d := instrDaemon(t, t.TempDir())
 	path := t.TempDir() + "/loop.txt"
 	chat := &scriptedChat{typing: make(chan struct{}), replies: []string{
 		"Now read it back:\n" + block("@svc::files/read::"+path),

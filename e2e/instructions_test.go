@@ -15,13 +15,15 @@ import (
 
 // instrDaemon starts one daemon for the instruction tests with a small round
 // limit, so the loop limit is reached in a few messages.
-func instrDaemon(t *testing.T) *harness.Daemon {
+// Commands may write under writeRoot (their markers), beyond their scratch
+// directories.
+func instrDaemon(t *testing.T, writeRoot string) *harness.Daemon {
 	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "svcd.hcl")
 	if err := os.WriteFile(cfg, []byte("instr_max_rounds = 3\ninstr_block_timeout_ms = 3000\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return harness.Start(t, harness.Options{Args: []string{"-config", cfg}})
+	return harness.Start(t, harness.Options{Args: []string{"-config", cfg}, Env: []string{"SVC_EXEC_WRITE_ROOTS=" + writeRoot}})
 }
 
 type instrOutcome struct {
@@ -111,8 +113,8 @@ func ingest(t *testing.T, d *harness.Daemon, conv, msgID, text string, auth bool
 }
 
 func TestInstructions(t *testing.T) {
-	d := instrDaemon(t)
 	dir := t.TempDir()
+	d := instrDaemon(t, dir)
 
 	t.Run("run: report format and structured results", func(t *testing.T) {
 		res := runInstr(t, d, "Checking.\n"+block("@svc::exec::echo hello")+"and\n"+block("@system::status")+block("@svc::nope"), true)

@@ -68,11 +68,13 @@ while [ "$(wc -l < %[1]s 2>/dev/null || echo 0)" -lt 3 ]; do sleep 0.01; done
 
 func TestSandboxEscapeesDie(t *testing.T) {
 	t.Parallel()
-	d := harness.Start(t, harness.Options{})
+	// The pid files are written outside the commands' scratch directories.
+	pidDir := t.TempDir()
+	d := harness.Start(t, harness.Options{Env: []string{"SVC_EXEC_WRITE_ROOTS=" + pidDir}})
 	needSandbox(t, d, "cgroup")
 
 	t.Run("shell_exits", func(t *testing.T) {
-		f := filepath.Join(t.TempDir(), "pids")
+		f := filepath.Join(pidDir, t.Name()[strings.LastIndexByte(t.Name(), '/')+1:]+".pids")
 		r := execCall(t, d, map[string]any{"command": escapees(f, "exit 0"), "timeoutMs": 20000})
 		if !r.OK {
 			t.Fatalf("exec: %+v", r)
@@ -80,7 +82,7 @@ func TestSandboxEscapeesDie(t *testing.T) {
 		waitDead(t, 3*time.Second, "escaped processes after the shell exited", readPids(t, f, 3, time.Second)...)
 	})
 	t.Run("timeout", func(t *testing.T) {
-		f := filepath.Join(t.TempDir(), "pids")
+		f := filepath.Join(pidDir, t.Name()[strings.LastIndexByte(t.Name(), '/')+1:]+".pids")
 		r := execCall(t, d, map[string]any{"command": escapees(f, "sleep 300"), "timeoutMs": 3000})
 		if r.OK || r.Result.ErrorCode != "timed_out" {
 			t.Fatalf("exec: %+v", r)
@@ -88,7 +90,7 @@ func TestSandboxEscapeesDie(t *testing.T) {
 		waitDead(t, 3*time.Second, "escaped processes after the timeout", readPids(t, f, 3, time.Second)...)
 	})
 	t.Run("caller_disconnect", func(t *testing.T) {
-		f := filepath.Join(t.TempDir(), "pids")
+		f := filepath.Join(pidDir, t.Name()[strings.LastIndexByte(t.Name(), '/')+1:]+".pids")
 		ctx, cancel := context.WithCancel(context.Background())
 		body := fmt.Sprintf(`{"command":%q}`, escapees(f, "sleep 300"))
 		req, _ := http.NewRequestWithContext(ctx, "POST", d.URL+"/v1/exec", strings.NewReader(body))
@@ -107,7 +109,7 @@ func TestSandboxEscapeesDie(t *testing.T) {
 		waitDead(t, 3*time.Second, "escaped processes after the caller went away", pids...)
 	})
 	t.Run("worker_sigkill", func(t *testing.T) {
-		f := filepath.Join(t.TempDir(), "pids")
+		f := filepath.Join(pidDir, t.Name()[strings.LastIndexByte(t.Name(), '/')+1:]+".pids")
 		w := hostopsWorker(t, d)
 		answered := make(chan int, 1)
 		go func() {
@@ -198,7 +200,12 @@ func TestSandboxWriteRoots(t *testing.T) {
 		{"direct", "echo x > " + outside + "/direct", "direct", "Permission denied"},
 		{"symlink", "ln -s " + outside + " link && echo x > link/viasymlink", "viasymlink", "Permission denied"},
 		{"mv", "echo x > moved && mv moved " + outside + "/moved", "moved", "Permission denied"},
-		{"hardlink", "ln " + outside + "/existing hard && echo x >> hard", "", "link"},
+		{"hardlink_out", "echo x > linked && ln linked " + outside + "/linked", "linked", "Permission denied"},
+		// A hard link of an outside file into a root would give it the
+		// root's write rights: Landlock refuses it as a cross-directory
+		// reference (REFER), which the kernel reports as EXDEV, whatever
+		// the file systems (sandbox/landlock_test.go has each errno).
+		{"hardlink_in", "ln " + outside + "/existing hard && echo x >> hard", "", "Invalid cross-device link"},
 		{"cd_dotdot", "cd " + root + "/.. && echo x > " + filepath.Base(outside) + "/dotdot", "dotdot", "Permission denied"},
 	} {
 		r := execCall(t, d, map[string]any{"command": c.cmd, "cwd": root})
@@ -231,6 +238,55 @@ func TestSandboxWriteRoots(t *testing.T) {
 	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", hostopsWorker(t, d).Pid))
 	if err != nil || !strings.Contains(string(env), "SVCD_HOSTOPS_CONFINED=1") {
 		t.Errorf("the hostops worker is not the confined re-execution (%v)", err)
+	}
+}
+
+// With no write roots configured a command writes only its scratch
+// directory; two commands that run at the same time have separate Landlock
+// domains, so neither can write into the other's scratch directory.
+func TestSandboxScratchOnlyAndSeparate(t *testing.T) {
+	t.Parallel()
+	outside := t.TempDir()
+	plain := harness.Start(t, harness.Options{})
+	needSandbox(t, plain, "landlock")
+	if r := execCall(t, plain, map[string]any{"command": `echo t > "$TMPDIR/t" && cat "$TMPDIR/t" && echo n > /dev/null`}); !r.OK || r.Result.Stdout != "t\n" {
+		t.Fatalf("write in the scratch directory with no roots configured: %+v", r)
+	}
+	for _, cmd := range []string{"echo x > " + outside + "/f", "cd " + outside + " && mkdir d"} {
+		if r := execCall(t, plain, map[string]any{"command": cmd}); r.OK || !strings.Contains(r.Result.Stderr, "Permission denied") {
+			t.Errorf("%s with no roots configured: want Permission denied: %+v", cmd, r)
+		}
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) > 0 {
+		t.Errorf("created outside the scratch directory: %v", ents)
+	}
+
+	// A publishes its TMPDIR through a shared write root and waits; B,
+	// meanwhile, tries to write there.
+	shared := t.TempDir()
+	d := harness.Start(t, harness.Options{Env: []string{"SVC_EXEC_WRITE_ROOTS=" + shared}})
+	a := make(chan opOutcome[execRes], 1)
+	go func() {
+		var env envelope[opOutcome[execRes]]
+		defer func() { a <- env.Data }()
+		resp := d.DoAuth("POST", "/v1/exec", map[string]any{"timeoutMs": 20000, "command": `echo a > "$TMPDIR/a" && echo "$TMPDIR" > ` + shared + `/a.tmp && mv ` + shared + `/a.tmp ` + shared + `/a && while [ ! -e ` + shared + `/done ]; do sleep 0.01; done; ls -A "$TMPDIR"`})
+		_ = jsonUnmarshal(resp.Body, &env)
+	}()
+	var aDir string
+	waitUntil(t, 10*time.Second, "command A to run", func() bool {
+		b, err := os.ReadFile(filepath.Join(shared, "a"))
+		aDir = strings.TrimSpace(string(b))
+		return err == nil && aDir != ""
+	})
+	b := execCall(t, d, map[string]any{"command": `echo "$TMPDIR"; echo b > "$TMPDIR/b" && echo x > ` + aDir + `/fromB`})
+	if b.OK || !strings.Contains(b.Result.Stderr, "Permission denied") || strings.TrimSpace(b.Result.Stdout) == aDir {
+		t.Errorf("B writing into A's scratch directory %s while A runs: want Permission denied: %+v", aDir, b)
+	}
+	if err := os.WriteFile(filepath.Join(shared, "done"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-a; !r.OK || r.Result.Stdout != "a\n" {
+		t.Errorf("A's scratch directory after B's attempt: %+v", r)
 	}
 }
 
@@ -368,10 +424,11 @@ func TestSandboxNoCgroupLeftAfter1000Execs(t *testing.T) {
 func TestSandboxRestartRemovesStaleCgroups(t *testing.T) {
 	// Not parallel: any worker starting on this host removes a dead
 	// worker's directory, and the test wants it to be this daemon's restart.
-	d := harness.Start(t, harness.Options{})
+	pidDir := t.TempDir()
+	d := harness.Start(t, harness.Options{Env: []string{"SVC_EXEC_WRITE_ROOTS=" + pidDir}})
 	r := needSandbox(t, d, "cgroup")
 	w := hostopsWorker(t, d)
-	f := filepath.Join(t.TempDir(), "pids")
+	f := filepath.Join(pidDir, "pids")
 	go func() {
 		// No answer comes: the daemon is frozen, then killed.
 		req, _ := http.NewRequest("POST", d.URL+"/v1/exec", strings.NewReader(fmt.Sprintf(`{"command":%q}`, escapees(f, "sleep 300"))))

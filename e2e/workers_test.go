@@ -61,9 +61,11 @@ func TestWorkersList(t *testing.T) {
 
 func TestWorkerSIGKILLDuringExec(t *testing.T) {
 	t.Parallel()
-	d := harness.Start(t, harness.Options{})
+	// The command writes its pid file outside its scratch directory.
+	pidDir := t.TempDir()
+	d := harness.Start(t, harness.Options{Env: []string{"SVC_EXEC_WRITE_ROOTS=" + pidDir}})
 	before := hostopsWorker(t, d)
-	pidFile := filepath.Join(t.TempDir(), "pids")
+	pidFile := filepath.Join(pidDir, "pids")
 
 	stop := make(chan struct{})
 	failures, total, polled := pollHealthz(d, stop)
@@ -78,6 +80,7 @@ func TestWorkerSIGKILLDuringExec(t *testing.T) {
 		answered <- answer{resp.Status, resp.Body}
 	}()
 	pids := readPids(t, pidFile, 2, 5*time.Second)
+	budget := restartBudget(t)
 	if err := syscall.Kill(before.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +96,7 @@ func TestWorkerSIGKILLDuringExec(t *testing.T) {
 	if err := jsonUnmarshal(a.body, &env); err != nil || a.status != 503 || env.OK || env.Error.Code != "worker_crashed" || env.Error.Message == "" {
 		t.Fatalf("call on the killed worker: %d %s", a.status, a.body)
 	}
-	// The next exec succeeds within a second of the kill.
+	// The next exec succeeds within a second of the kill (restartBudget).
 	var next opOutcome[execRes]
 	for {
 		resp := d.DoAuth("POST", "/v1/exec", map[string]any{"command": "echo back"})
@@ -103,12 +106,12 @@ func TestWorkerSIGKILLDuringExec(t *testing.T) {
 			next = e.Data
 			break
 		}
-		if time.Since(killedAt) > time.Second {
-			t.Fatalf("exec still failing %s after the worker was killed: %d %s", time.Since(killedAt), resp.Status, resp.Body)
+		if time.Since(killedAt) > budget {
+			t.Fatalf("exec still failing %s after the worker was killed (budget %s): %d %s", time.Since(killedAt), budget, resp.Status, resp.Body)
 		}
 	}
-	if !next.OK || next.Result.Stdout != "back\n" || time.Since(killedAt) > time.Second {
-		t.Fatalf("next exec: %+v after %s", next, time.Since(killedAt))
+	if !next.OK || next.Result.Stdout != "back\n" || time.Since(killedAt) > budget {
+		t.Fatalf("next exec: %+v after %s (budget %s)", next, time.Since(killedAt), budget)
 	}
 	waitDead(t, 2*time.Second, "commands of the killed worker", pids...)
 
@@ -199,9 +202,11 @@ func TestRollingRestartUnderLoadFailsNoCall(t *testing.T) {
 
 func TestNothingOutlivesSupervisorSIGKILL(t *testing.T) {
 	t.Parallel()
-	d := harness.Start(t, harness.Options{})
+	// The command writes its pid file outside its scratch directory.
+	pidDir := t.TempDir()
+	d := harness.Start(t, harness.Options{Env: []string{"SVC_EXEC_WRITE_ROOTS=" + pidDir}})
 	w := hostopsWorker(t, d)
-	pidFile := filepath.Join(t.TempDir(), "pids")
+	pidFile := filepath.Join(pidDir, "pids")
 	go func() {
 		// The answer never comes: the daemon is killed under it.
 		req, _ := http.NewRequest("POST", d.URL+"/v1/exec", stringsReader(fmt.Sprintf(`{"command":"sleep 300 & echo $! > %s; echo $$ >> %s; sleep 300"}`, pidFile, pidFile)))
@@ -366,4 +371,27 @@ func pidsOf(ws []workerInfo) []int {
 		out = append(out, w.Pid)
 	}
 	return out
+}
+
+// restartBudget is how long a worker restart may take before the next exec
+// succeeds: a second, or six starts of the svcd binary measured now when
+// that is more. A restart is a start of this binary (the worker is `svcd
+// worker hostops`) plus a handshake: ≈90 ms on a quiet machine
+// (docs/performance.md, P7), where the second is ten times that. On a
+// machine loaded far beyond its cores a bare `svcd version` alone was
+// measured at 170–490 ms, and the worker's start to its handshake at
+// 210–690 ms with the exec sandbox on and 300–560 ms with it off (the
+// sandbox's own setup is a few ms); a fixed second then fails on load, not
+// on a slow restart. The restart's speed itself is P7's benchmark.
+func restartBudget(t *testing.T) time.Duration {
+	t.Helper()
+	start := time.Now()
+	if err := exec.Command(harness.Binary(t), "version").Run(); err != nil {
+		t.Fatal(err)
+	}
+	if b := 6 * time.Since(start); b > time.Second {
+		t.Logf("restart budget %s: the svcd binary took %s to start", b, b/6)
+		return b
+	}
+	return time.Second
 }

@@ -86,7 +86,7 @@ type Config struct {
 	ExecCgroupParent string   `hcl:"exec_cgroup_parent,optional"` // "": <own cgroup>/svcd-exec
 	ExecLimits       string   `hcl:"exec_limits,optional"`        // "memory=512MiB,pids=256,cpu=0"
 	ExecLimitsMax    string   `hcl:"exec_limits_max,optional"`    // per-request overrides' ceiling
-	ExecWriteRoots   []string `hcl:"exec_write_roots,optional"`   // empty: scratch + hostops_allowed_roots
+	ExecWriteRoots   []string `hcl:"exec_write_roots,optional"`   // empty: hostops_allowed_roots; + the command's scratch dir always
 	ExecReadRoots    []string `hcl:"exec_read_roots,optional"`    // empty: everything
 	ExecNetwork      string   `hcl:"exec_network,optional"`       // any | none
 	ExecUser         string   `hcl:"exec_user,optional"`          // run commands as (daemon as root)
@@ -419,6 +419,7 @@ func envVars() []envVar {
 		{"SVC_EXEC_NETWORK", str(func(c *Config) *string { return &c.ExecNetwork })},
 		{"SVC_EXEC_USER", str(func(c *Config) *string { return &c.ExecUser })},
 		{"SVC_EXEC_GROUP", str(func(c *Config) *string { return &c.ExecGroup })},
+		{"SVC_EXEC_WRITE_ROOTS", func(c *Config, v string) error { c.ExecWriteRoots = splitList(v); return nil }},
 		{"SVC_WORKER_CRASH_LOOP_COUNT", func(c *Config, v string) (err error) { c.WorkerCrashLoopCount, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_CRASH_LOOP_WINDOW_MS", func(c *Config, v string) (err error) { c.WorkerCrashLoopWindowMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_BACKOFF_BASE_MS", func(c *Config, v string) (err error) { c.WorkerBackoffBaseMs, err = strconv.Atoi(v); return }},

@@ -122,7 +122,7 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(Started)
 			return inner()
 		}
 	}
-	startErr := l.spawner.Do(context.Background(), start)
+	startErr := box.spawner(l.spawner).Do(context.Background(), start)
 	stdoutW.Close()
 	stderrW.Close()
 	watch := watchExit(takePidfd(cmd))

@@ -3,6 +3,7 @@ package hostops
 import (
 	"context"
 	"os/exec"
+	"sort"
 	"testing"
 	"time"
 
@@ -50,4 +51,39 @@ func BenchmarkLocalExec(b *testing.B) {
 		defer func() { _, _ = setSigaction(unix.SIGCHLD, &old) }()
 		exec1(b)
 	})
+}
+
+// BenchmarkLocalExecSandboxOnOff: Local.Exec of `true` with the sandbox on
+// (cgroup, Landlock-restricted spawner, scratch directory) and off,
+// alternated per sample so that load hits both alike; reports each side's
+// p50 and the difference. Run with -cpu 1 (the worker's single P).
+func BenchmarkLocalExecSandboxOnOff(b *testing.B) {
+	on := newTestLocal(b, nil)
+	off := newTestLocal(b, func(c *Config) { c.Sandbox.Mode = sandbox.ModeOff })
+	run := func(l *Local) time.Duration {
+		t0 := time.Now()
+		res, err := l.Exec(context.Background(), ExecRequest{Command: "true", Timeout: 10 * time.Second}, nil)
+		if err != nil || !res.OK {
+			b.Fatal(res, err)
+		}
+		return time.Since(t0)
+	}
+	for i := 0; i < 10; i++ {
+		run(on)
+		run(off)
+	}
+	ons, offs := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		offs = append(offs, run(off))
+		ons = append(ons, run(on))
+	}
+	p50 := func(d []time.Duration) float64 {
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+		return float64(d[len(d)/2].Microseconds())
+	}
+	onP, offP := p50(ons), p50(offs)
+	b.ReportMetric(onP, "on_p50_us")
+	b.ReportMetric(offP, "off_p50_us")
+	b.ReportMetric(onP-offP, "added_p50_us")
 }

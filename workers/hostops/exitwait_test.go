@@ -27,12 +27,18 @@ func TestExecWaitModes(t *testing.T) {
 			if mode.pidfd && !pidfdWaitable() {
 				t.Skip("no pidfd wait on this kernel")
 			}
-			l := newTestLocal(t, func(c *Config) { c.OutputCap = 1 << 20; c.KillGraceMs = 300 })
+			// The escaped test's pid file is outside the command's scratch
+			// directory (emptied after the command): a write root.
+			pidDir := t.TempDir()
+			l := newTestLocal(t, func(c *Config) {
+				c.OutputCap, c.KillGraceMs = 1<<20, 300
+				c.Sandbox.WriteRoots = append(c.Sandbox.WriteRoots, pidDir)
+			})
 			l.pidfd = mode.pidfd
 			t.Run("background grandchild holds stdout", func(t *testing.T) { testExecBackgroundChild(t, l) })
 			t.Run("large output on both streams", func(t *testing.T) { testExecLargeOutput(t, l) })
 			t.Run("timeout", func(t *testing.T) { testExecTimeout(t, l) })
-			t.Run("escaped the group", func(t *testing.T) { testExecEscaped(t, l) })
+			t.Run("escaped the group", func(t *testing.T) { testExecEscaped(t, l, pidDir) })
 		})
 	}
 }
@@ -73,10 +79,10 @@ func testExecTimeout(t *testing.T, l *Local) {
 	waitGroupGone(t, res.Pid)
 }
 
-func testExecEscaped(t *testing.T, l *Local) {
+func testExecEscaped(t *testing.T, l *Local, pidDir string) {
 	// setsid leaves the group and keeps stdout open: the call still ends
 	// (after the kill grace) with what was read.
-	pidFile := filepath.Join(t.TempDir(), "pid")
+	pidFile := filepath.Join(pidDir, "pid")
 	res, err := l.Exec(context.Background(), ExecRequest{Command: "echo out; setsid sh -c 'echo $$ > " + pidFile + "; exec sleep 30' & while [ ! -s " + pidFile + " ]; do sleep 0.01; done", Timeout: 20 * time.Second}, nil)
 	t.Cleanup(func() {
 		if b, err := os.ReadFile(pidFile); err == nil {

@@ -10,12 +10,17 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/svcd/svcd/workers/hostops/sandbox"
 	"github.com/svcd/svcd/workers/pluginkit"
 )
 
 func newTestLocal(t testing.TB, mod func(*Config)) *Local {
 	t.Helper()
 	cfg := DefaultConfig()
+	// As the supervisor resolves it with neither exec_write_roots nor
+	// hostops_allowed_roots set: commands write their scratch dir only.
+	cfg.Sandbox.ScratchRoot = filepath.Join(t.TempDir(), "exec-scratch")
+	cfg.Sandbox.WriteRoots = sandbox.WriteRootsFor(nil, nil, cfg.Sandbox.ScratchRoot)
 	if mod != nil {
 		mod(&cfg)
 	}

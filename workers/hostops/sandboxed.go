@@ -2,39 +2,65 @@ package hostops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/svcd/svcd/workers/hostops/sandbox"
+	"github.com/svcd/svcd/workers/pluginkit"
 )
 
 // cmdSandbox is the part of the exec sandbox that lives in the worker: the
-// cgroup tree, and the spawner thread's Landlock domain and no_new_privs.
+// cgroup tree, and the spawners whose Landlock domains commands inherit.
 //
 // Landlock and no_new_privs are per thread and inherited by what the
-// thread forks. Every command is forked by the spawner's one locked thread
-// (pluginkit.Spawner), so restricting that thread once at start restricts
-// every command from its first instruction, with no helper program to
-// re-execute per command (a Go re-exec costs ≈15 ms, see rlimit_trace.go).
-// The price: one domain for all commands, so "the scratch directory" is
-// the scratch root, in which each command gets its own directory by
-// convention (TMPDIR) rather than by rule.
+// thread forks. A spawner (pluginkit.Spawner) is one goroutine locked to
+// its OS thread for good, so restricting that thread once restricts every
+// command it forks from the command's first instruction, with no helper
+// program to re-execute per command (a Go re-exec costs ≈15 ms, see
+// rlimit_trace.go). Each spawner owns one scratch directory and its domain
+// lets it write there (plus the configured write roots), so a command
+// borrows a spawner for its whole run: one domain per command, and no
+// command can write into another's scratch directory. After the command the
+// directory is emptied in the background and the spawner goes back to the
+// idle pool (or is retired, its thread with it, when the directory cannot
+// be emptied or the pool is full). A command finding no idle spawner makes
+// one: a thread, a mkdir and a ruleset, ≈0.1 ms.
 type cmdSandbox struct {
 	cfg      sandbox.Config
 	tree     *sandbox.Tree
-	abi      int // Landlock ABI applied to the spawner thread, 0: none
+	abi      int // Landlock ABI applied to spawner threads, 0: none
 	problems []string
 	cleanup  sync.WaitGroup
+
+	owner   string // OwnerName of this worker's scratch directories
+	scratch bool   // the scratch root exists: spawners get directories in it
+	seq     atomic.Uint64
+	mu      sync.Mutex
+	idle    []*slot // spawners ready for a command, the last released on top
+	closed  bool    // close ran: released spawners are retired
 }
 
-// setupSandbox opens the worker's cgroup tree and restricts the spawner
-// thread. In required mode a missing layer is an error.
+// slot is a spawner thread with its Landlock domain and scratch directory.
+type slot struct {
+	sp      *pluginkit.Spawner
+	scratch string
+}
+
+// idleSpawners is how many spawners wait for commands: commands that run at
+// the same time beyond it make their own and retire them afterwards.
+const idleSpawners = 8
+
+// setupSandbox opens the worker's cgroup tree and checks that a spawner can
+// be restricted. In required mode a missing layer is an error.
 func setupSandbox(ctx context.Context, cfg sandbox.Config, do func(context.Context, func() error) error) (*cmdSandbox, error) {
-	s := &cmdSandbox{cfg: cfg}
+	s := &cmdSandbox{cfg: cfg, owner: sandbox.OwnerName(os.Getpid())}
 	if cfg.Mode == sandbox.ModeOff {
 		return s, do(ctx, sandbox.SetNoNewPrivs)
 	}
@@ -46,111 +72,221 @@ func setupSandbox(ctx context.Context, cfg sandbox.Config, do func(context.Conte
 		tree.Preset(cfg.Limits)
 		go tree.Prepare()
 	}
-	if cfg.ScratchRoot != "" {
-		if err := os.MkdirAll(cfg.ScratchRoot, 0o711); err != nil {
-			s.problems = append(s.problems, fmt.Sprintf("scratch root %s: %v", cfg.ScratchRoot, err))
-		}
+	if cfg.ScratchRoot == "" {
+		s.problems = append(s.problems, "scratch: no scratch root")
+	} else if err := os.MkdirAll(cfg.ScratchRoot, 0o711); err != nil {
+		s.problems = append(s.problems, fmt.Sprintf("scratch root %s: %v", cfg.ScratchRoot, err))
+	} else {
+		s.scratch = true
+		go sandbox.CleanStaleScratch(cfg.ScratchRoot)
 	}
-	abi := sandbox.LandlockABI()
-	err := do(ctx, func() error {
-		if abi == 0 {
-			return sandbox.SetNoNewPrivs()
-		}
-		write := cfg.WriteRoots
-		if len(write) == 0 {
-			write = []string{"/"} // not resolved by the supervisor: unrestricted
-		}
-		_, err := sandbox.RestrictThread(sandbox.Ruleset{
-			Write: write, Read: cfg.ReadRoots, WriteFiles: sandbox.DeviceFiles,
-			Sockets: true, Scoped: true,
-		}, abi)
-		return err
-	})
-	switch {
-	case err != nil && abi > 0:
-		s.problems = append(s.problems, "landlock: "+err.Error())
-	case err != nil:
-		return nil, err // no_new_privs is not optional
-	case abi == 0:
+	s.abi = sandbox.LandlockABI()
+	if s.abi == 0 {
 		s.problems = append(s.problems, "landlock: the kernel has none")
+	}
+	// The first spawner now: it proves the ruleset applies (required mode
+	// refuses to start otherwise), and the first command finds it waiting.
+	first, err := s.newSlot()
+	var restrictErr restrictError
+	switch {
+	case errors.As(err, &restrictErr) && s.abi > 0:
+		s.problems = append(s.problems, "landlock: "+restrictErr.err.Error())
+		s.abi = 0 // later spawners get no_new_privs only
+	case errors.As(err, &restrictErr):
+		return nil, err // no_new_privs is not optional
+	case err != nil: // the scratch directory; commands try again
+		s.problems = append(s.problems, "spawner: "+err.Error())
 	default:
-		s.abi = abi
+		s.idle = append(s.idle, first)
 	}
 	if cfg.Mode == sandbox.ModeRequired && len(s.problems) > 0 {
-		tree.Close()
+		s.close()
 		return nil, fmt.Errorf("exec_sandbox is required but: %s", strings.Join(s.problems, " | "))
 	}
 	return s, nil
 }
 
-// boxed is one command's share: its cgroup and scratch directory.
+// writeRoots are a spawner's write roots: the configured ones, with the
+// scratch root narrowed to the spawner's own directory.
+func (s *cmdSandbox) writeRoots(scratch string) []string {
+	out := make([]string, 0, len(s.cfg.WriteRoots)+1)
+	for _, r := range s.cfg.WriteRoots {
+		if filepath.Clean(r) != filepath.Clean(s.cfg.ScratchRoot) {
+			out = append(out, r)
+		}
+	}
+	if scratch != "" {
+		out = append(out, scratch)
+	}
+	return out
+}
+
+// newSlot starts a spawner thread, makes its scratch directory and
+// restricts the thread (Landlock where the kernel has it, no_new_privs
+// always).
+func (s *cmdSandbox) newSlot() (*slot, error) {
+	sl := &slot{}
+	if s.scratch {
+		d := filepath.Join(s.cfg.ScratchRoot, s.owner+"-s"+strconv.FormatUint(s.seq.Add(1), 10))
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return nil, fmt.Errorf("scratch directory: %w", err)
+		}
+		if s.cfg.UID >= 0 || s.cfg.GID >= 0 {
+			_ = os.Chown(d, s.cfg.UID, s.cfg.GID)
+		}
+		sl.scratch = d
+	}
+	sl.sp = pluginkit.NewSpawner()
+	abi := s.abi
+	err := sl.sp.Do(context.Background(), func() error {
+		if abi == 0 {
+			return sandbox.SetNoNewPrivs()
+		}
+		_, err := sandbox.RestrictThread(sandbox.Ruleset{
+			Write: s.writeRoots(sl.scratch), Read: s.cfg.ReadRoots, WriteFiles: sandbox.DeviceFiles,
+			Sockets: true, Scoped: true,
+		}, abi)
+		return err
+	})
+	if err != nil {
+		s.retire(sl)
+		return nil, restrictError{err}
+	}
+	return sl, nil
+}
+
+// restrictError: a spawner thread could not be restricted.
+type restrictError struct{ err error }
+
+func (e restrictError) Error() string { return "restrict the spawner thread: " + e.err.Error() }
+func (e restrictError) Unwrap() error { return e.err }
+
+// retire ends a spawner's thread and removes its scratch directory.
+func (s *cmdSandbox) retire(sl *slot) {
+	sl.sp.Close()
+	if sl.scratch != "" {
+		_ = os.RemoveAll(sl.scratch)
+	}
+}
+
+// boxed is one command's share: its cgroup, and the spawner (with its
+// scratch directory) it borrowed.
 type boxed struct {
 	cg      *sandbox.Cgroup
+	slot    *slot
 	scratch string
 }
 
-// begin makes the command's cgroup (with limits l) and scratch directory.
+// spawner is the thread that must fork the command: the borrowed one, or
+// shared when the sandbox is off.
+func (b boxed) spawner(shared *pluginkit.Spawner) *pluginkit.Spawner {
+	if b.slot != nil {
+		return b.slot.sp
+	}
+	return shared
+}
+
+// begin makes the command's cgroup (with limits l) and borrows a spawner.
 func (s *cmdSandbox) begin(l sandbox.Limits) (boxed, error) {
 	var c boxed
-	if s == nil {
+	if s == nil || s.cfg.Mode == sandbox.ModeOff {
 		return c, nil
 	}
+	if c.slot = s.take(); c.slot == nil {
+		sl, err := s.newSlot()
+		if err != nil {
+			return c, fmt.Errorf("spawner: %w", err)
+		}
+		c.slot = sl
+	}
+	c.scratch = c.slot.scratch
 	if s.tree != nil {
 		cg, err := s.tree.New(l)
 		if err != nil {
-			return c, fmt.Errorf("cgroup: %w", err)
+			s.release(c.slot)
+			return boxed{}, fmt.Errorf("cgroup: %w", err)
 		}
 		c.cg = cg
-	}
-	if s.cfg.ScratchRoot != "" {
-		name := fmt.Sprintf("x%d", time.Now().UnixNano())
-		if c.cg != nil {
-			name = c.cg.Name + "-" + name
-		}
-		d := filepath.Join(s.cfg.ScratchRoot, name)
-		if err := os.Mkdir(d, 0o700); err == nil {
-			if s.cfg.UID >= 0 || s.cfg.GID >= 0 {
-				_ = os.Chown(d, s.cfg.UID, s.cfg.GID)
-			}
-			c.scratch = d
-		}
 	}
 	return c, nil
 }
 
-// end kills what is left of the command and removes its cgroup and
-// scratch directory in the background (rmdir of a v1 memory cgroup is slow
-// and nothing waits for it); stats are read first.
+// take borrows the idle spawner released last (its thread is the likeliest
+// to be warm), nil when none is idle.
+func (s *cmdSandbox) take() *slot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.idle)
+	if n == 0 {
+		return nil
+	}
+	sl := s.idle[n-1]
+	s.idle = s.idle[:n-1]
+	return sl
+}
+
+// release empties a spawner's scratch directory and puts it back to the
+// idle pool, or retires it.
+func (s *cmdSandbox) release(sl *slot) {
+	if sl.scratch != "" && sandbox.EmptyDir(sl.scratch) != nil {
+		s.retire(sl)
+		return
+	}
+	s.mu.Lock()
+	keep := !s.closed && len(s.idle) < idleSpawners
+	if keep {
+		s.idle = append(s.idle, sl)
+	}
+	s.mu.Unlock()
+	if !keep {
+		s.retire(sl)
+	}
+}
+
+// end kills what is left of the command, reads its cgroup's counters, and
+// hands the cgroup and the spawner back in the background (emptying the
+// scratch directory and removing or recycling the cgroup are not the
+// caller's wait).
 func (s *cmdSandbox) end(c boxed) sandbox.Stats {
 	st := sandbox.Stats{PeakMemory: -1, CPUTimeMicros: -1}
 	if c.cg != nil {
 		c.cg.Kill()
 		st = c.cg.Stats()
 	}
-	if c.cg == nil && c.scratch == "" {
+	if c.cg == nil && c.slot == nil {
 		return st
 	}
 	s.cleanup.Add(1)
 	go func() {
 		defer s.cleanup.Done()
 		if c.cg != nil {
-			_ = c.cg.Remove(10 * time.Second)
+			// Recycle waits for the killed processes to be gone, so none
+			// writes into the scratch directory once it is emptied.
+			s.tree.Recycle(c.cg, 10*time.Second)
 		}
-		if c.scratch != "" {
-			_ = os.RemoveAll(c.scratch)
-		}
-		if s.tree != nil {
-			s.tree.Prepare()
+		if c.slot != nil {
+			s.release(c.slot)
 		}
 	}()
 	return st
 }
 
-// close waits for removals and removes the worker's cgroup directories.
+// close waits for releases, retires the idle spawners and removes the
+// worker's cgroup directories.
 func (s *cmdSandbox) close() {
 	if s == nil {
 		return
 	}
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	s.cleanup.Wait()
+	s.mu.Lock()
+	idle := s.idle
+	s.idle = nil
+	s.mu.Unlock()
+	for _, sl := range idle {
+		s.retire(sl)
+	}
 	s.tree.Close()
 }

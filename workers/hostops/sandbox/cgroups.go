@@ -58,6 +58,10 @@ type Cgroup struct {
 	files  map[string]int
 	limits Limits // what setLimits last wrote
 	set    bool
+	// base are the counters a recycled cgroup had when it was handed back
+	// (Recycle): Stats reports what the current command added.
+	base   Stats
+	reused bool // recycled: the peak is reset when it is taken again
 }
 
 // Mode describes how commands are contained: "v2", "v2+v1" (hybrid: v2
@@ -132,7 +136,7 @@ func OpenTree(parent string, pid int, cpu bool) (*Tree, []string) {
 	t := &Tree{v2Ctl: map[string]bool{}, v1: map[string]string{}, v1Home: map[string]int{}}
 	// w<pid>-<start>: the pid names the owner for CleanStale; the suffix
 	// keeps two trees of one process (tests) apart.
-	name := "w" + strconv.Itoa(pid) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	name := OwnerName(pid)
 	if v2p != "" {
 		// Stale directories go in the background: killed processes may take
 		// a while to exit, and a restarting worker must serve at once.
@@ -247,11 +251,75 @@ func (t *Tree) New(l Limits) (*Cgroup, error) {
 			return nil, err
 		}
 	}
+	if c.reused {
+		// The peak of the command before; v1 and v2 (Linux 6.12+) reset it
+		// on any write (Recycle checked that this one does).
+		_ = c.pwrite(fPeak, "0")
+	}
 	if err := c.setLimits(l); err != nil {
 		c.Remove(0)
 		return nil, err
 	}
 	return c, nil
+}
+
+// Recycle takes a command's cgroup back once its processes are gone: into
+// the pool when it can be reused as good as new (the pool has room, the
+// peak can be reset, little memory is still charged to it), else removed.
+// Reuse saves the mkdir and rmdir of a cgroup in each hierarchy, ≈0.3 ms of
+// CPU per command on a hybrid host.
+func (t *Tree) Recycle(c *Cgroup, wait time.Duration) {
+	if len(t.pool) < cap(t.pool) && c.waitEmpty(wait) && c.resettable() {
+		c.base = c.counters()
+		c.reused = true
+		select {
+		case t.pool <- c:
+			return
+		default:
+		}
+	}
+	_ = c.Remove(wait)
+	t.Prepare()
+}
+
+// reuseMaxCharge is the memory (page cache of files the command left
+// elsewhere) a cgroup may still be charged with to be reused: it counts
+// against the next command's limit and peak.
+const reuseMaxCharge = 1 << 20
+
+// waitEmpty kills what is left and waits for every process of the cgroup
+// to be gone (reaped, so the pids counter is back to 0).
+func (c *Cgroup) waitEmpty(wait time.Duration) bool {
+	deadline := time.Now().Add(wait)
+	for delay := 50 * time.Microsecond; ; delay *= 2 {
+		procs, okP := c.pread(fProcs)
+		pids, okC := c.pread(fPidsCur)
+		if (!okP || strings.TrimSpace(procs) == "") && (!okC || strings.TrimSpace(pids) == "0") && (okP || okC) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		c.Kill()
+		if delay > 20*time.Millisecond {
+			delay = 20 * time.Millisecond
+		}
+		time.Sleep(delay)
+	}
+}
+
+// resettable: the peak can be reset and little memory is left charged.
+func (c *Cgroup) resettable() bool {
+	if _, ok := c.files[fPeak]; ok && c.pwrite(fPeak, "0") != nil {
+		return false
+	}
+	if b, ok := c.pread(fMemCur); ok {
+		n, err := strconv.ParseInt(strings.TrimSpace(b), 10, 64)
+		if err != nil || n > reuseMaxCharge {
+			return false
+		}
+	}
+	return true
 }
 
 func (t *Tree) create() (*Cgroup, error) {
@@ -301,6 +369,9 @@ const (
 	fMemMax  = "memory.max"
 	fPidsMax = "pids.max"
 	fCPUMax  = "cpu.max"
+	fProcs   = "cgroup.procs" // v2 membership, for Recycle
+	fPidsCur = "pids.current"
+	fMemCur  = "memory.current"
 )
 
 // openFiles opens the per-command control files that exist.
@@ -315,15 +386,18 @@ func (c *Cgroup) openFiles() {
 	}
 	t := c.tree
 	open(fKill, c.v2, "cgroup.kill", unix.O_WRONLY)
+	open(fProcs, c.v2, "cgroup.procs", unix.O_RDONLY)
 	open(fCPUStat, c.v2, "cpu.stat", unix.O_RDONLY)
 	if t.v2Ctl["memory"] {
 		open(fOOM, c.v2, "memory.events", unix.O_RDONLY)
 		open(fPeak, c.v2, "memory.peak", unix.O_RDONLY)
 		open(fMemMax, c.v2, "memory.max", unix.O_WRONLY)
+		open(fMemCur, c.v2, "memory.current", unix.O_RDONLY)
 	} else {
 		open(fOOM, c.v1["memory"], "memory.oom_control", unix.O_RDONLY)
 		open(fPeak, c.v1["memory"], "memory.max_usage_in_bytes", unix.O_RDONLY)
 		open(fMemMax, c.v1["memory"], "memory.limit_in_bytes", unix.O_WRONLY)
+		open(fMemCur, c.v1["memory"], "memory.usage_in_bytes", unix.O_RDONLY)
 	}
 	pidsDir := c.v1["pids"]
 	if t.v2Ctl["pids"] {
@@ -331,6 +405,7 @@ func (c *Cgroup) openFiles() {
 	}
 	open(fPidsEv, pidsDir, "pids.events", unix.O_RDONLY)
 	open(fPidsMax, pidsDir, "pids.max", unix.O_WRONLY)
+	open(fPidsCur, pidsDir, "pids.current", unix.O_RDONLY)
 	if t.v2Ctl["cpu"] {
 		open(fCPUMax, c.v2, "cpu.max", unix.O_WRONLY)
 	} else {
@@ -502,16 +577,30 @@ type Stats struct {
 	PidsLimitHit  bool  // a fork failed at the pids limit
 	PeakMemory    int64 // bytes, -1 when not known
 	CPUTimeMicros int64 // user+system, -1 when not known
+
+	oomKills, pidsMaxHits int64 // the kernel's cumulative counts
 }
 
-// Stats reads the counters; call after the command ended, before Remove.
+// Stats reads the counters; call after the command ended, before Remove
+// or Recycle. Counters are what this command added to a recycled cgroup.
 func (c *Cgroup) Stats() Stats {
+	s := c.counters()
+	if s.CPUTimeMicros >= 0 && c.base.CPUTimeMicros > 0 {
+		s.CPUTimeMicros -= c.base.CPUTimeMicros
+	}
+	s.OOMKilled = s.oomKills > c.base.oomKills
+	s.PidsLimitHit = s.pidsMaxHits > c.base.pidsMaxHits
+	return s
+}
+
+// counters reads the cgroup's cumulative counters.
+func (c *Cgroup) counters() Stats {
 	s := Stats{PeakMemory: -1, CPUTimeMicros: -1}
 	if v, ok := c.keyed(fCPUStat, "usage_usec"); ok {
 		s.CPUTimeMicros = v
 	}
 	if v, ok := c.keyed(fOOM, "oom_kill"); ok {
-		s.OOMKilled = v > 0
+		s.oomKills = v
 	}
 	if b, ok := c.pread(fPeak); ok {
 		if n, err := strconv.ParseInt(strings.TrimSpace(b), 10, 64); err == nil {
@@ -519,7 +608,7 @@ func (c *Cgroup) Stats() Stats {
 		}
 	}
 	if v, ok := c.keyed(fPidsEv, "max"); ok {
-		s.PidsLimitHit = v > 0
+		s.pidsMaxHits = v
 	}
 	return s
 }

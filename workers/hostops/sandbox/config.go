@@ -47,17 +47,14 @@ func DefaultConfig() Config {
 	return Config{Mode: ModeBestEffort, Limits: DefaultLimits(), MaxLimits: DefaultMaxLimits(), Network: NetworkAny, UID: -1, GID: -1}
 }
 
-// WriteRootsFor is exec_write_roots' default: the scratch root (each
-// command writes its own directory in it) plus the file routes' roots.
-// With neither configured roots nor exec_write_roots, writes stay
-// unrestricted ("/"), as before the sandbox: hostops_allowed_roots empty
-// means "no restriction" for the file routes too.
+// WriteRootsFor is the commands' write roots: exec_write_roots when set,
+// else hostops_allowed_roots, plus the scratch root in either case (each
+// command writes only its own directory in it: the worker narrows this
+// entry per spawner, see hostops/sandboxed.go). With neither key set a
+// command writes its scratch directory only.
 func WriteRootsFor(configured, allowedRoots []string, scratch string) []string {
 	if len(configured) > 0 {
 		return append(append([]string(nil), configured...), scratch)
-	}
-	if len(allowedRoots) == 0 {
-		return []string{"/"}
 	}
 	return append([]string{scratch}, allowedRoots...)
 }

@@ -1,0 +1,154 @@
+package hostops
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/svcd/svcd/workers/hostops/sandbox"
+)
+
+// needLandlock fails under CI (this machine kind has Landlock) and skips
+// elsewhere when the kernel has none.
+func needLandlock(t *testing.T, l *Local) {
+	t.Helper()
+	if l.sandbox.abi == 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no Landlock: %v", l.sandbox.problems)
+		}
+		t.Skipf("no Landlock: %v", l.sandbox.problems)
+	}
+}
+
+func run(t *testing.T, l *Local, command string) ExecResult {
+	t.Helper()
+	res, err := l.Exec(context.Background(), ExecRequest{Command: command, Cwd: "/", Timeout: 20 * time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// With neither exec_write_roots nor hostops_allowed_roots, a command
+// writes its scratch directory ($TMPDIR) and the device files a shell
+// needs, and nothing else.
+func TestExecDefaultWriteRoots(t *testing.T) {
+	l := newTestLocal(t, nil)
+	needLandlock(t, l)
+	outside := t.TempDir()
+	res := run(t, l, `echo in > "$TMPDIR/f" && cat "$TMPDIR/f" && echo null > /dev/null && echo out > /dev/stdout && echo err > /dev/stderr && mkdir "$TMPDIR/d" && echo ok`)
+	if !res.OK || string(res.Stdout) != "in\nout\nok\n" || string(res.Stderr) != "err\n" {
+		t.Fatalf("writes inside the scratch directory: %+v", res)
+	}
+	for _, cmd := range []string{"echo x > " + outside + "/f", "mkdir " + outside + "/d", "echo x > /tmp/svcd-default-roots-" + filepath.Base(outside)} {
+		res := run(t, l, cmd)
+		if res.OK || !strings.Contains(string(res.Stderr), "Permission denied") {
+			t.Errorf("%s: want Permission denied: %+v", cmd, res)
+		}
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) > 0 {
+		t.Errorf("created outside the write roots: %v", ents)
+	}
+	if _, err := os.Stat("/tmp/svcd-default-roots-" + filepath.Base(outside)); err == nil {
+		t.Error("created in /tmp")
+	}
+}
+
+// Two commands that run at the same time have two Landlock domains: B
+// cannot write into A's scratch directory (EACCES) while A runs, and
+// each writes its own.
+func TestExecScratchDirsAreSeparateDomains(t *testing.T) {
+	shared := t.TempDir()
+	l := newTestLocal(t, func(c *Config) { c.Sandbox.WriteRoots = append(c.Sandbox.WriteRoots, shared) })
+	needLandlock(t, l)
+	done := make(chan ExecResult, 1)
+	go func() {
+		res, _ := l.Exec(context.Background(), ExecRequest{Command: `echo a > "$TMPDIR/a" && echo "$TMPDIR" > ` + shared + `/a.tmp && mv ` + shared + `/a.tmp ` + shared + `/a && while [ ! -e ` + shared + `/done ]; do sleep 0.01; done; ls -A "$TMPDIR"`, Cwd: "/", Timeout: 20 * time.Second}, nil)
+		done <- res
+	}()
+	var aDir string
+	for deadline := time.Now().Add(10 * time.Second); aDir == ""; time.Sleep(10 * time.Millisecond) {
+		if b, err := os.ReadFile(filepath.Join(shared, "a")); err == nil {
+			aDir = strings.TrimSpace(string(b))
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("command A did not start")
+		}
+	}
+	b := run(t, l, `echo b > "$TMPDIR/b" && echo "$TMPDIR" && echo x > `+aDir+`/fromB`)
+	if b.OK || !strings.Contains(string(b.Stderr), "Permission denied") || strings.TrimSpace(string(b.Stdout)) == aDir {
+		t.Errorf("B writing into A's scratch directory %s: want Permission denied from its own: %+v", aDir, b)
+	}
+	if rm := run(t, l, `rm -f `+aDir+`/a`); rm.OK {
+		t.Errorf("a command removed a file of another command's scratch directory: %+v", rm)
+	}
+	if err := os.WriteFile(filepath.Join(shared, "done"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := <-done
+	if !a.OK || string(a.Stdout) != "a\n" {
+		t.Fatalf("A's scratch directory holds more (or less) than its own file: %+v", a)
+	}
+}
+
+// A scratch directory is emptied after its command: the next command that
+// gets it finds nothing of the one before, and writes it again.
+func TestExecScratchEmptiedBetweenCommands(t *testing.T) {
+	l := newTestLocal(t, nil)
+	needLandlock(t, l)
+	seen := map[string]bool{}
+	for i := 0; i < 12; i++ {
+		res := run(t, l, `ls -A "$TMPDIR"; echo "$TMPDIR"; mkdir "$TMPDIR/d" && echo x > "$TMPDIR/d/f" && chmod 0 "$TMPDIR/d" && echo x > "$TMPDIR/f"`)
+		lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
+		if !res.OK || len(lines) != 1 {
+			t.Fatalf("command %d found a used scratch directory: %+v", i, res)
+		}
+		seen[lines[0]] = true
+	}
+	if len(seen) > idleSpawners+1 {
+		t.Errorf("sequential commands used %d scratch directories; spawners are not reused", len(seen))
+	}
+	l.sandbox.cleanup.Wait()
+	for d := range seen {
+		if ents, err := os.ReadDir(d); err == nil && len(ents) > 0 {
+			t.Errorf("scratch directory %s not emptied: %v", d, ents)
+		}
+	}
+}
+
+// A recycled cgroup reports what the current command did, not what the
+// ones before did in it.
+func TestExecRecycledCgroupCounters(t *testing.T) {
+	l := newTestLocal(t, nil)
+	if l.sandbox.tree == nil || !hasCtl(l.sandbox.tree.Controllers(), "pids") {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no pids controller: %v", l.sandbox.problems)
+		}
+		t.Skipf("no pids controller: %v", l.sandbox.problems)
+	}
+	few := sandbox.Limits{MemoryBytes: 64 << 20, Pids: 4}
+	for i := 0; i < 6; i++ { // the pool holds 4: rounds 5 and 6 get recycled cgroups
+		hit, err := l.Exec(context.Background(), ExecRequest{Command: "for i in 1 2 3 4 5 6 7 8; do sleep 0.2 & done; wait", Cwd: "/", Timeout: 20 * time.Second, Limits: &few}, nil)
+		if err != nil || !hit.PidsLimitHit {
+			t.Fatalf("round %d: the pids limit was not reported: %+v %v", i, hit, err)
+		}
+		l.sandbox.cleanup.Wait() // recycled before the next command
+		calm := run(t, l, "true")
+		if !calm.OK || calm.PidsLimitHit || calm.OOMKilled || calm.CPUTimeMicros < 0 || calm.CPUTimeMicros > 200_000 {
+			t.Fatalf("round %d: `true` after a command that hit the pids limit: %+v", i, calm)
+		}
+		l.sandbox.cleanup.Wait()
+	}
+}
+
+func hasCtl(ctls []string, c string) bool {
+	for _, x := range ctls {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
