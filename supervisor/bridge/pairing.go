@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +40,10 @@ const (
 	MaxCodeTTL             = 24 * time.Hour
 	DefaultPairingFailures = 10          // failed hellos per remote address and window
 	pairingFailWindow      = time.Minute // the window those are counted in
+	// MaxPendingCodes is how many unexpired codes may wait at once; past it
+	// issuing answers 429 rather than let raft's bound (MaxPairCodes) evict
+	// a code someone is still typing.
+	MaxPendingCodes = 16
 )
 
 // NewPairingCode returns a fresh code formatted XXXX-XXXX.
@@ -97,6 +102,12 @@ func (h *Hub) IssueCode(ctx context.Context, scopes []string, ttl time.Duration,
 			return IssuedCode{}, api.Unprocessable("invalid_scope", "unknown scope %q; scopes are %s and %s", s, raftstore.ScopeBridge, raftstore.ScopeHostOps)
 		}
 	}
+	if n, next := h.pendingCodes(time.Now()); n >= MaxPendingCodes {
+		wait := time.Until(next).Milliseconds() + 1
+		return IssuedCode{}, api.NewError(http.StatusTooManyRequests, "too_many_pairing_codes",
+			"%d pairing codes are waiting to be used; use one or retry in %s, when the oldest expires", n, time.Until(next).Round(time.Second)).
+			WithDetails(map[string]any{"retry_after_ms": wait})
+	}
 	code := NewPairingCode()
 	v, err := h.host.Apply(ctx, raftstore.CmdPairCode, raftstore.PairCodeIssue{Hash: codeHash(code), Scopes: scopes, ExpiresAt: time.Now().Add(ttl).UTC(), IssuedBy: by})
 	if err != nil {
@@ -104,6 +115,22 @@ func (h *Hub) IssueCode(ctx context.Context, scopes []string, ttl time.Duration,
 	}
 	pc, _ := v.(raftstore.PairCode)
 	return IssuedCode{Code: code, Scopes: pc.Scopes, ExpiresAt: pc.ExpiresAt}, nil
+}
+
+// pendingCodes counts the unexpired codes and says when the first of them
+// expires.
+func (h *Hub) pendingCodes(now time.Time) (n int, next time.Time) {
+	h.host.Read(func(s *raftstore.State) {
+		for _, pc := range s.Pairing.Codes {
+			if now.Before(pc.ExpiresAt) {
+				n++
+				if next.IsZero() || pc.ExpiresAt.Before(next) {
+					next = pc.ExpiresAt
+				}
+			}
+		}
+	})
+	return n, next
 }
 
 // authResult is how a hello authenticated.
@@ -327,14 +354,7 @@ func (h *Hub) pairingView() PairingView {
 	if h.cfg.CodesOnly {
 		v.Mode = "codes"
 	}
-	now := time.Now()
-	h.host.Read(func(s *raftstore.State) {
-		for _, pc := range s.Pairing.Codes {
-			if now.Before(pc.ExpiresAt) {
-				v.PendingCodes++
-			}
-		}
-	})
+	v.PendingCodes, _ = h.pendingCodes(time.Now())
 	return v
 }
 
