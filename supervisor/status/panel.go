@@ -105,7 +105,7 @@ footer{color:#57606a;font-size:.85rem;margin-top:1.5rem}
 {{if eq .Source "local"}}{{template "pairjs"}}{{else}}<script>setTimeout(function(){location.reload()},{{refresh}}*1000)</script>{{end}}
 </body>
 </html>
-`+pairSection))
+` + pairSection))
 
 // RenderHTML writes the status panel for snap.
 func RenderHTML(w io.Writer, snap Snapshot) error {
