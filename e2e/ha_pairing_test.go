@@ -9,6 +9,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/svcd/svcd/e2e/fakeplugin"
+	"github.com/svcd/svcd/e2e/harness"
 	"github.com/svcd/svcd/shared/bridgeproto"
 )
 
@@ -17,7 +18,8 @@ import (
 // client paired on the old leader opens the bridge of the new one with its
 // credential and works there; a code issued before the switch and not used
 // yet pairs after it; a revoke on the new leader closes the client at once
-// with 4401; the old leader rejoins and knows the revoke.
+// with 4401; the old leader rejoins and knows the revoke. Refused-hello
+// counts are raft state too and outlive the leader that counted them.
 func TestHAPairingSurvivesLeaderSwitch(t *testing.T) {
 	t.Parallel()
 	c := startHAClusterEnv(t, browserEnv("SVC_BROWSER_PAIRING=codes"))
@@ -32,6 +34,19 @@ func TestHAPairingSurvivesLeaderSwitch(t *testing.T) {
 		t.Fatalf("hello_ok on the leader: %+v", p.HelloOK())
 	}
 
+	// A refused hello on the leader: its count reaches the standby through
+	// raft (the leader flushes refusals once a second) and so outlives the
+	// leader.
+	if code, cc := dialRefused(t, c.n1, fakeplugin.Options{Code: "ZZZZ-ZZZZ", ClientID: "ha-unpaired"}); code != bridgeproto.ErrCodeInvalid || cc != 4401 {
+		t.Fatalf("made-up code: %s %d", code, cc)
+	}
+	refusedOn := func(d *harness.Daemon) int {
+		var cl pairedClients
+		d.Do("GET", "/v1/browser/clients", nil).Decode(t, &cl)
+		return cl.Data.Pairing.Refused.Count
+	}
+	waitUntil(t, 10*time.Second, "the refusal replicated to the standby", func() bool { return refusedOn(c.n2) == 1 })
+
 	c.n1.Kill()
 	waitUntil(t, 15*time.Second, "n2 to lead", func() bool { r, _ := role(t, c.n2); return r == "leader" })
 	if err := p.WaitClosed(5 * time.Second); err == nil {
@@ -45,6 +60,9 @@ func TestHAPairingSurvivesLeaderSwitch(t *testing.T) {
 		t.Fatalf("credential hello on the new leader: %+v", ok)
 	}
 	capture(t, c.n2, p2, bridgeproto.PlatformB, "acct-ha", map[string]string{"authorization": "Bearer platform-secret"})
+	if n := refusedOn(c.n2); n != 1 {
+		t.Fatalf("refused count on the new leader: %d", n)
+	}
 	var cl pairedClients
 	c.n2.Do("GET", "/v1/browser/clients", nil).Decode(t, &cl)
 	if len(cl.Data.Clients) != 1 || !cl.Data.Clients[0].Connected || cl.Data.Clients[0].Auth != "credential" {
