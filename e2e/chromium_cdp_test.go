@@ -70,18 +70,20 @@ func startBrowser(t *testing.T) *browser {
 }
 
 // startBrowserWith loads the unpacked extension from ext (a copy with a
-// development config, for instance).
+// development config, for instance), or none when ext is "".
 func startBrowserWith(t *testing.T, ext string) *browser {
 	t.Helper()
 	bin := chromiumPath(t)
 	dir := t.TempDir()
-	cmd := exec.Command(bin,
+	args := []string{
 		"--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--no-first-run", "--no-default-browser-check",
-		"--user-data-dir="+dir, "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
-		"--load-extension="+ext, "--disable-extensions-except="+ext,
-		"--enable-unsafe-extension-debugging", "about:blank")
+		"--user-data-dir=" + dir, "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1"}
+	if ext != "" { // "": a plain browser, for the daemon's own pages
+		args = append(args, "--load-extension="+ext, "--disable-extensions-except="+ext, "--enable-unsafe-extension-debugging")
+	}
+	cmd := exec.Command(bin, append(args, "about:blank")...)
 	var logs syncBufferE
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {

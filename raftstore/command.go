@@ -42,10 +42,11 @@ func handlers() map[string]handler {
 		CmdBrowserSweep:        applyBrowserSweep,
 		CmdRelaySave:           applyRelaySave,
 
-		CmdPairCode:   applyPairCode,
-		CmdPairRedeem: applyPairRedeem,
-		CmdPairRevoke: applyPairRevoke,
-		CmdPairScope:  applyPairScope,
+		CmdPairCode:     applyPairCode,
+		CmdPairRedeem:   applyPairRedeem,
+		CmdPairRevoke:   applyPairRevoke,
+		CmdPairScope:    applyPairScope,
+		CmdPairRefusals: applyPairRefusals,
 
 		CmdClusterMember: applyClusterMember,
 		CmdClusterForget: applyClusterForget,

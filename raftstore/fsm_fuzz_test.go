@@ -48,6 +48,8 @@ func FuzzCommandSequences(f *testing.F) {
 	f.Add(seq([2]string{CmdBrowserClient, `{"client_id":"cl","connected":true}`}, [2]string{CmdBrowserSweep, `{}`}))
 	f.Add(seq(link, [2]string{CmdConvAutomation, `{"local_conversation_id":"c1","automation_status":"paused","pause_reason":"r"}`},
 		[2]string{CmdConvAutomation, `{"local_conversation_id":"c1","resume":true}`}, [2]string{CmdConvRecover, `{}`}))
+	f.Add(seq([2]string{CmdPairRefusals, `{"total":{"count":2,"last_code":"credential_invalid","last_at":"2026-01-02T03:04:05Z"},"buckets":[{"key":"client:c1","count":2},{"key":"remote:127.0.0.1","count":2}]}`},
+		[2]string{CmdPairRefusals, `{"total":{"count":1},"buckets":[{"key":"nobody","count":1}]}`}))
 	f.Add([]byte{0xff, '[', 0, 0})
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -41,6 +41,10 @@ const (
 type PairingState struct {
 	Codes   map[string]*PairCode     `json:"codes"`   // by code hash
 	Clients map[string]*PairedClient `json:"clients"` // by clientId
+	// Refused counts refused hellos per bucket (client:ID, remote:IP) and
+	// RefusedTotal all of them (pairing_refusals.go).
+	Refused      map[string]*Refusals `json:"refused"`
+	RefusedTotal Refusals             `json:"refused_total"`
 }
 
 // PairCode is one issued, not yet redeemed code: its hash only.
@@ -110,6 +114,9 @@ func (p *PairingState) normalize() {
 	}
 	if p.Clients == nil {
 		p.Clients = map[string]*PairedClient{}
+	}
+	if p.Refused == nil {
+		p.Refused = map[string]*Refusals{}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 const browserUsage = "browser ls [filters] | request --platform P [--path /x|--prompt T] [--sse] … | action NAME [--platform P] [--client ID] [key=value…] | cancel --platform P --id ID | " + browserPairUsage
@@ -117,7 +118,8 @@ func browserRequest(ctx context.Context, c *client, args []string) error {
 	return c.stream(ctx, "/v1/browser/request", req)
 }
 
-// stream posts body and copies an SSE answer to the output line by line; a
+// stream posts body and prints an SSE answer one line per event (the
+// eventPrinter), or under -format=json copies it line by line as it came; a
 // JSON answer (an error before the stream) is printed like call does.
 func (c *client) stream(ctx context.Context, path string, body any) error {
 	b, err := json.Marshal(body)
@@ -145,17 +147,24 @@ func (c *client) stream(ctx context.Context, path string, body any) error {
 		}
 		return nil
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 8<<20)
 	failed := false
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "event: stream_error" {
+	var ev *eventPrinter // -format=json: the SSE lines as they came
+	if c.format != formatJSON {
+		ev = newEventPrinter(c.out, time.Now)
+	}
+	err = readSSE(resp.Body, func(line string) {
+		if ev == nil {
+			fmt.Fprintln(c.out, line)
+		}
+	}, func(name string, data []byte) {
+		if name == "stream_error" {
 			failed = true
 		}
-		fmt.Fprintln(c.out, line)
-	}
-	if err := sc.Err(); err != nil {
+		if ev != nil {
+			_ = ev.Print(name, data)
+		}
+	})
+	if err != nil {
 		return err
 	}
 	if failed {
@@ -210,4 +219,39 @@ func browserCancel(ctx context.Context, c *client, args []string) error {
 	}
 	_, err := c.call(ctx, http.MethodPost, "/v1/browser/request/cancel", map[string]string{"platform": *platform, "requestId": *id}, false)
 	return err
+}
+
+// readSSE reads Server-Sent Events: every line goes to line (as it came),
+// and each event, at its blank line, to event with its name ("message"
+// when it has none) and its data lines joined by newlines.
+func readSSE(r io.Reader, line func(string), event func(name string, data []byte)) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 8<<20)
+	var name string
+	var data []string
+	dispatch := func() {
+		if name != "" || data != nil {
+			if name == "" {
+				name = "message"
+			}
+			event(name, []byte(strings.Join(data, "\n")))
+		}
+		name, data = "", nil
+	}
+	for sc.Scan() {
+		l := sc.Text()
+		line(l)
+		field, value, _ := strings.Cut(l, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch {
+		case l == "":
+			dispatch()
+		case field == "event":
+			name = value
+		case field == "data":
+			data = append(data, value)
+		}
+	}
+	dispatch()
+	return sc.Err()
 }

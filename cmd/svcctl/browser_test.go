@@ -39,6 +39,22 @@ func TestBrowserCommandsAgainstTheDaemon(t *testing.T) {
 	if code != 0 || strings.Count(out, "event: stream_event") != 2 || !strings.Contains(out, "event: stream_end") {
 		t.Fatalf("sse: %d %s", code, out)
 	}
+	// For people: one line per event, time since the start, the stream's
+	// identifiers only on the first line.
+	code, out, _ = svcctl(t, d, "browser", "request", "--platform", "platform_b", "--path", "/api/stream?n=2", "--sse", "--id", "cli-sse")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 4 || strings.Contains(out, "event: ") || strings.Contains(out, "data: ") {
+		t.Fatalf("human sse: %d\n%s", code, out)
+	}
+	for i, want := range []string{"stream_open", "stream_event", "stream_event", "stream_end"} {
+		f := strings.Fields(lines[i])
+		if len(f) < 2 || !strings.HasPrefix(f[0], "+") || !strings.HasSuffix(f[0], "s") || f[1] != want {
+			t.Fatalf("human sse line %d %q, want +Ns %s", i, lines[i], want)
+		}
+	}
+	if !strings.Contains(lines[0], "requestId=cli-sse") || strings.Contains(lines[1], "requestId") || !strings.Contains(lines[1], "seq=1") || !strings.Contains(lines[2], "seq=2") {
+		t.Fatalf("human sse fields:\n%s", out)
+	}
 	code, out, _ = svcctlJSON(t, d, "browser", "action", "ws_reconnect", "delay_ms=20", "repeat_count=1")
 	if code != 0 || !strings.Contains(out, `"disconnectMs": 20`) || !strings.Contains(out, `"completed": true`) {
 		t.Fatalf("action: %d %s", code, out)

@@ -43,3 +43,25 @@ func FuzzRenderHuman(f *testing.F) {
 		_ = renderHuman(&b, raw, now)
 	})
 }
+
+// FuzzStreamHuman feeds arbitrary bytes to the SSE reader and every event
+// to the event printer: no panic, and every event becomes exactly one line.
+func FuzzStreamHuman(f *testing.F) {
+	f.Add([]byte("event: stream_open\ndata: {\"requestId\":\"r\",\"status\":200}\n\nevent: stream_event\ndata: {\"seq\":1,\"data\":\"a\\nb\"}\n\n"))
+	f.Add([]byte("data: not json\ndata: two\n\n: comment\n\n"))
+	f.Add([]byte("event: x\ndata: {\"type\":\"t\",\"at\":\"2026-01-02T03:04:05Z\",\"n\":[{\"a\":{}}]}\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var out bytes.Buffer
+		p := newEventPrinter(&out, time.Now)
+		n := 0
+		_ = readSSE(bytes.NewReader(in), func(string) {}, func(name string, data []byte) {
+			n++
+			if err := p.Print(name, data); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if got := strings.Count(out.String(), "\n"); got != n {
+			t.Fatalf("%d events made %d lines:\n%s", n, got, out.String())
+		}
+	})
+}

@@ -82,6 +82,10 @@ flags (action):  -platform P -client ID, then key=value arguments
 flags (cancel):  -platform P -id ID
 flags (pair):    -scope host-ops, -ttl 10m
 
+request -sse prints one line per event: the time since the stream began, the
+event's name, its fields as key=value (the request's ids on the first line
+only); -format=json prints the Server-Sent Events as they came.
+
 example:
   svcctl browser ls -status fresh
   svcctl browser request -platform platform_a -prompt "hello" -sse

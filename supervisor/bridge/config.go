@@ -46,6 +46,9 @@ type Config struct {
 	StaleAfter    time.Duration // live but silent this long: stale
 	LostAfter     time.Duration // gone this long: lost
 	SweepInterval time.Duration // stale sweeper and activity flush period
+	// RefusalFlush is how often refused pairing counts go to raft (at most
+	// one command per period, whatever the number of refusals).
+	RefusalFlush time.Duration
 }
 
 // Defaults for Config.
@@ -77,6 +80,7 @@ func (c Config) withDefaults() Config {
 	set(&c.StaleAfter, DefaultStaleAfter)
 	set(&c.LostAfter, DefaultLostAfter)
 	set(&c.SweepInterval, DefaultSweepInterval)
+	set(&c.RefusalFlush, time.Second)
 	if c.MaxMessageBytes <= 0 {
 		c.MaxMessageBytes = DefaultMaxMessage
 	}

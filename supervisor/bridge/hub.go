@@ -111,6 +111,11 @@ func (h *Hub) Start() {
 		defer h.wg.Done()
 		h.sweepLoop(h.ctx)
 	}()
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		h.refusalLoop(h.ctx)
+	}()
 }
 
 // Close disconnects every plugin, fails every pending request and flushes
@@ -131,6 +136,7 @@ func (h *Hub) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	h.flushActivity(ctx)
+	h.flushRefusals(ctx)
 	return nil
 }
 

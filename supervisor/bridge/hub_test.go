@@ -32,8 +32,14 @@ func (nopHost) AutomationConversations() []bridgeproto.AutomationConversation { 
 
 func startTestHub(t *testing.T, cfg Config) (*Hub, string) {
 	t.Helper()
+	return startTestHubOn(t, cfg, nopHost{})
+}
+
+// startTestHubOn is startTestHub over host (a real raft store, say).
+func startTestHubOn(t *testing.T, cfg Config, host Host) (*Hub, string) {
+	t.Helper()
 	cfg.PairingToken = "pair"
-	h := New(cfg, nopHost{}, hclog.NewNullLogger())
+	h := New(cfg, host, hclog.NewNullLogger())
 	h.Start()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h.ServeWS(w, r); err != nil {

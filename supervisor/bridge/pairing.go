@@ -9,6 +9,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/http"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +41,10 @@ const (
 	MaxCodeTTL             = 24 * time.Hour
 	DefaultPairingFailures = 10          // failed hellos per remote address and window
 	pairingFailWindow      = time.Minute // the window those are counted in
+	// MaxPendingCodes is how many unexpired codes may wait at once; past it
+	// issuing answers 429 rather than let raft's bound (MaxPairCodes) evict
+	// a code someone is still typing.
+	MaxPendingCodes = 16
 )
 
 // NewPairingCode returns a fresh code formatted XXXX-XXXX.
@@ -97,6 +103,12 @@ func (h *Hub) IssueCode(ctx context.Context, scopes []string, ttl time.Duration,
 			return IssuedCode{}, api.Unprocessable("invalid_scope", "unknown scope %q; scopes are %s and %s", s, raftstore.ScopeBridge, raftstore.ScopeHostOps)
 		}
 	}
+	if n, next := h.pendingCodes(time.Now()); n >= MaxPendingCodes {
+		wait := time.Until(next).Milliseconds() + 1
+		return IssuedCode{}, api.NewError(http.StatusTooManyRequests, "too_many_pairing_codes",
+			"%d pairing codes are waiting to be used; use one or retry in %s, when the oldest expires", n, time.Until(next).Round(time.Second)).
+			WithDetails(map[string]any{"retry_after_ms": wait})
+	}
 	code := NewPairingCode()
 	v, err := h.host.Apply(ctx, raftstore.CmdPairCode, raftstore.PairCodeIssue{Hash: codeHash(code), Scopes: scopes, ExpiresAt: time.Now().Add(ttl).UTC(), IssuedBy: by})
 	if err != nil {
@@ -104,6 +116,22 @@ func (h *Hub) IssueCode(ctx context.Context, scopes []string, ttl time.Duration,
 	}
 	pc, _ := v.(raftstore.PairCode)
 	return IssuedCode{Code: code, Scopes: pc.Scopes, ExpiresAt: pc.ExpiresAt}, nil
+}
+
+// pendingCodes counts the unexpired codes and says when the first of them
+// expires.
+func (h *Hub) pendingCodes(now time.Time) (n int, next time.Time) {
+	h.host.Read(func(s *raftstore.State) {
+		for _, pc := range s.Pairing.Codes {
+			if now.Before(pc.ExpiresAt) {
+				n++
+				if next.IsZero() || pc.ExpiresAt.Before(next) {
+					next = pc.ExpiresAt
+				}
+			}
+		}
+	})
+	return n, next
 }
 
 // authResult is how a hello authenticated.
@@ -193,17 +221,25 @@ func remoteIP(remote string) string {
 	return remote
 }
 
-// pairingGuard rate-limits failed hellos per address and keeps what the
-// read model shows of refused attempts. It is memory only: an attacker's
-// flood must not become raft writes.
+// pairingGuard rate-limits failed hellos per address (memory only: a
+// flood must not become raft writes) and counts refusals. The counts are
+// durable (raftstore pairing_refusals.go) but reach raft only through
+// flushRefusals, once per RefusalFlush, as one command per flush.
 type pairingGuard struct {
 	limit int
 	mu    sync.Mutex
 	fails map[string][]time.Time // per remote IP, within the window
-	stats RefusedPairings
+	// pendTotal and pend are the refusals not yet flushed to raft.
+	// flushing is held (write) by a flush from take to the end of its
+	// Apply, and (read) by a reader of raft+pending, so a reader never
+	// sees a delta in neither place (or in both).
+	flushing  sync.RWMutex
+	pendTotal raftstore.Refusals
+	pend      map[string]*raftstore.Refusals
 }
 
-// RefusedPairings is the visible count and last reason of refused hellos.
+// RefusedPairings is the visible count and last reason of refused hellos,
+// with the most recently refused buckets (client id and remote address).
 type RefusedPairings struct {
 	Count        int64     `json:"count"`
 	LastReason   string    `json:"last_reason,omitempty"`
@@ -211,10 +247,16 @@ type RefusedPairings struct {
 	LastClientID string    `json:"last_client_id,omitempty"`
 	LastRemote   string    `json:"last_remote,omitempty"`
 	LastAt       time.Time `json:"last_at,omitzero"`
+	// Recent are the last refused buckets, newest first (at most
+	// recentRefusals): key client:ID or remote:ADDRESS.
+	Recent []raftstore.Refusals `json:"recent"`
 }
 
+// recentRefusals is how many buckets the read model shows.
+const recentRefusals = 10
+
 func newPairingGuard(limit int) *pairingGuard {
-	return &pairingGuard{limit: limit, fails: map[string][]time.Time{}}
+	return &pairingGuard{limit: limit, fails: map[string][]time.Time{}, pend: map[string]*raftstore.Refusals{}}
 }
 
 func (g *pairingGuard) recent(ip string, now time.Time) []time.Time {
@@ -257,15 +299,144 @@ func (g *pairingGuard) refused(clientID, ip string, r *refusal, now time.Time) {
 }
 
 func (g *pairingGuard) noteLocked(clientID, ip string, r *refusal, now time.Time) {
-	g.stats.Count++
-	g.stats.LastReason, g.stats.LastCode, g.stats.LastClientID, g.stats.LastRemote, g.stats.LastAt = r.message, r.code, clientID, ip, now.UTC()
+	one := raftstore.Refusals{Count: 1, LastCode: r.code, LastReason: clip(r.message, 300), LastClientID: clip(clientID, 256), LastRemote: clip(ip, 256), LastAt: now.UTC()}
+	g.pendTotal.Add(one)
+	for _, key := range []string{raftstore.RefusalByClient + one.LastClientID, raftstore.RefusalByRemote + one.LastRemote} {
+		if key == raftstore.RefusalByClient || key == raftstore.RefusalByRemote {
+			continue // no client id (or address) to count under
+		}
+		b := g.pend[key]
+		if b == nil {
+			if len(g.pend) >= 2*raftstore.MaxRefusalBuckets {
+				continue // a spray of ids between two flushes: the total still counts
+			}
+			b = &raftstore.Refusals{Key: key}
+			g.pend[key] = b
+		}
+		b.Add(one)
+	}
 }
 
-// RefusedPairings is the count and last reason of refused hellos since start.
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// take returns and clears the unflushed refusals (ok false: none).
+func (g *pairingGuard) take() (raftstore.PairRefusalsDelta, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.pendTotal.Count == 0 {
+		return raftstore.PairRefusalsDelta{}, false
+	}
+	d := raftstore.PairRefusalsDelta{Total: g.pendTotal, Buckets: make([]raftstore.Refusals, 0, len(g.pend))}
+	for _, b := range g.pend {
+		d.Buckets = append(d.Buckets, *b)
+	}
+	g.pendTotal, g.pend = raftstore.Refusals{}, map[string]*raftstore.Refusals{}
+	return d, true
+}
+
+// putBack returns a delta whose flush failed to the pending counts, so the
+// next flush carries it (bounded like any other pending refusal).
+func (g *pairingGuard) putBack(d raftstore.PairRefusalsDelta) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	later := g.pendTotal
+	g.pendTotal = d.Total
+	g.pendTotal.Add(later)
+	for _, b := range d.Buckets {
+		cur := g.pend[b.Key]
+		if cur == nil {
+			if len(g.pend) >= 2*raftstore.MaxRefusalBuckets {
+				continue
+			}
+			cp := b
+			g.pend[b.Key] = &cp
+			continue
+		}
+		merged := b
+		merged.Add(*cur)
+		*cur = merged
+	}
+}
+
+// pendingView merges the unflushed refusals into the durable ones.
+func (g *pairingGuard) pendingView(total raftstore.Refusals, buckets map[string]raftstore.Refusals) (raftstore.Refusals, map[string]raftstore.Refusals) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	total.Add(g.pendTotal)
+	for k, b := range g.pend {
+		cur := buckets[k]
+		cur.Key = k
+		cur.Add(*b)
+		buckets[k] = cur
+	}
+	return total, buckets
+}
+
+// flushRefusals proposes the refusals counted since the last flush as one
+// command; a failed flush keeps them for the next.
+func (h *Hub) flushRefusals(ctx context.Context) {
+	h.pairing.flushing.Lock()
+	defer h.pairing.flushing.Unlock()
+	d, ok := h.pairing.take()
+	if !ok {
+		return
+	}
+	if _, err := h.host.Apply(ctx, raftstore.CmdPairRefusals, d); err != nil {
+		h.pairing.putBack(d)
+		h.log.Debug("refused pairings flush failed", "error", err)
+	}
+}
+
+// refusalLoop flushes refused pairings every RefusalFlush until Close.
+func (h *Hub) refusalLoop(ctx context.Context) {
+	t := time.NewTicker(h.cfg.RefusalFlush)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		h.flushRefusals(fctx)
+		cancel()
+	}
+}
+
+// RefusedPairings is the count and last reason of refused hellos (durable
+// across restarts and leader switches), with the most recent buckets.
 func (h *Hub) RefusedPairings() RefusedPairings {
-	h.pairing.mu.Lock()
-	defer h.pairing.mu.Unlock()
-	return h.pairing.stats
+	var total raftstore.Refusals
+	buckets := map[string]raftstore.Refusals{}
+	h.pairing.flushing.RLock()
+	defer h.pairing.flushing.RUnlock()
+	h.host.Read(func(s *raftstore.State) {
+		total = s.Pairing.RefusedTotal
+		for k, b := range s.Pairing.Refused {
+			buckets[k] = *b
+		}
+	})
+	total, buckets = h.pairing.pendingView(total, buckets)
+	recent := make([]raftstore.Refusals, 0, len(buckets))
+	for _, b := range buckets {
+		recent = append(recent, b)
+	}
+	sort.Slice(recent, func(i, j int) bool {
+		if !recent[i].LastAt.Equal(recent[j].LastAt) {
+			return recent[i].LastAt.After(recent[j].LastAt)
+		}
+		return recent[i].Key < recent[j].Key
+	})
+	if len(recent) > recentRefusals {
+		recent = recent[:recentRefusals]
+	}
+	return RefusedPairings{Count: total.Count, LastReason: total.LastReason, LastCode: total.LastCode,
+		LastClientID: total.LastClientID, LastRemote: total.LastRemote, LastAt: total.LastAt, Recent: recent}
 }
 
 // ClientAuth is how a live client authenticated: "token", "credential", or
@@ -327,14 +498,7 @@ func (h *Hub) pairingView() PairingView {
 	if h.cfg.CodesOnly {
 		v.Mode = "codes"
 	}
-	now := time.Now()
-	h.host.Read(func(s *raftstore.State) {
-		for _, pc := range s.Pairing.Codes {
-			if now.Before(pc.ExpiresAt) {
-				v.PendingCodes++
-			}
-		}
-	})
+	v.PendingCodes, _ = h.pendingCodes(time.Now())
 	return v
 }
 

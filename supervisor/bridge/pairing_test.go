@@ -38,7 +38,7 @@ func helloRefusal(t *testing.T, url string, hello bridgeproto.Hello) (string, in
 // a right token is refused unread; the refusals are counted with the last
 // reason, and no refusal quotes what was sent.
 func TestPairingFailuresAreRateLimited(t *testing.T) {
-	h, url := startTestHub(t, Config{PairingFailures: 3})
+	h, url := startTestHubOn(t, Config{PairingFailures: 3}, newRaftHost(t))
 	for i := 0; i < 3; i++ {
 		code, cc := helloRefusal(t, url, bridgeproto.Hello{Type: bridgeproto.TypeHello, Credential: "svcb_SECRETV", ClientID: "c1"})
 		if code != bridgeproto.ErrCredentialInvalid || cc != CloseUnauthorized {

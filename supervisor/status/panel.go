@@ -20,7 +20,7 @@ var panel = template.Must(template.New("panel").Funcs(template.FuncMap{
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta http-equiv="refresh" content="{{refresh}}">
+<noscript><meta http-equiv="refresh" content="{{refresh}}"></noscript>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>svcd — {{.Mode}}</title>
 <style>
@@ -37,9 +37,14 @@ th{width:14rem;color:#57606a;font-weight:500}
 .down{background:#ffebe9;border:1px solid #cf222e;padding:.75rem;border-radius:.4rem}
 .hint{background:#fff8c5;border:1px solid #d4a72c;padding:.5rem .75rem;border-radius:.4rem}
 footer{color:#57606a;font-size:.85rem;margin-top:1.5rem}
+#pair form{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end}
+#pair label{display:flex;flex-direction:column;font-size:.85rem;color:#57606a}
+#pair input,#pair select,#pair button{font:inherit;padding:.3rem .5rem}
+#pair-code{font:600 1.6rem/1.2 ui-monospace,monospace;letter-spacing:.1em}
 </style>
 </head>
 <body>
+<div id="live">
 <h1>svcd status <span class="mode {{.Mode}}">{{.Mode}}</span></h1>
 {{$now := .GeneratedAt}}
 {{if .Version}}<p class="sub">version {{.Version}}{{if .StartedAt}} · up {{human .UptimeMs}} (since {{.StartedAt.Format "2006-01-02 15:04:05 UTC"}}){{end}}</p>{{end}}
@@ -94,10 +99,13 @@ footer{color:#57606a;font-size:.85rem;margin-top:1.5rem}
 {{end}}
 </table>
 {{end}}
+</div>
+{{if eq .Source "local"}}{{template "pair"}}{{end}}
 <footer>Source: {{.Source}} · generated {{.GeneratedAt.Format "2006-01-02 15:04:05 UTC"}} · refreshes every {{refresh}} s · JSON at <a href="/v1/status">/v1/status</a></footer>
+{{if eq .Source "local"}}{{template "pairjs"}}{{else}}<script>setTimeout(function(){location.reload()},{{refresh}}*1000)</script>{{end}}
 </body>
 </html>
-`))
+` + pairSection))
 
 // RenderHTML writes the status panel for snap.
 func RenderHTML(w io.Writer, snap Snapshot) error {

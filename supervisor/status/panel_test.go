@@ -126,3 +126,29 @@ func TestHumanMs(t *testing.T) {
 		}
 	}
 }
+
+// The daemon's own panel carries the pairing button (the token is pasted,
+// never rendered); the status wrapper's copy, which fronts another
+// process, has none and reloads itself instead.
+func TestPanelPairButtonOnlyOnTheDaemon(t *testing.T) {
+	render := func(source string) string {
+		var html bytes.Buffer
+		if err := RenderHTML(&html, Assemble(Input{System: &systemstate.State{Mode: "running"}, Source: source, Now: time.Now()})); err != nil {
+			t.Fatal(err)
+		}
+		return html.String()
+	}
+	local := render("local")
+	for _, want := range []string{`id="pair-button"`, `type="password"`, "/v1/browser/pairings", `id="live"`, "<noscript><meta http-equiv=\"refresh\""} {
+		if !strings.Contains(local, want) {
+			t.Errorf("daemon panel lacks %s", want)
+		}
+	}
+	if strings.Contains(local, "sessionStorage") || strings.Contains(local, "localStorage") || strings.Contains(local, "document.cookie") {
+		t.Error("the panel stores the token")
+	}
+	wrapped := render("http://127.0.0.1:9")
+	if strings.Contains(wrapped, "pair-button") || !strings.Contains(wrapped, "location.reload") {
+		t.Errorf("wrapper panel:\n%s", wrapped)
+	}
+}
