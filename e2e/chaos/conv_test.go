@@ -21,10 +21,6 @@ import (
 // quiet and the leader's scheduler types renewals into it through the
 // plugin; now and then the client pauses a conversation for a while.
 
-// seenWindow is how many recent message ids a conversation remembers
-// (raftstore's seenMessages).
-const seenWindow = 64
-
 // convIDs are the conversations a plugin holds.
 func convIDs(client string) []string {
 	return []string{client + "-c1", client + "-c2"}
@@ -72,13 +68,11 @@ func conversationLoad(ctx context.Context, r *rig, ps *plugins, client string, r
 			}
 			msg := r.hist.NewID("m")
 			repeat := false
-			// A repeat is one of the conversation's last 64 ids: the daemon
-			// remembers that many (docs/instructions.md); an older one runs
-			// again by design, which the first 10-minute run found.
+			// A repeat is any earlier id of the conversation, most of them
+			// older than its last 64 replies in a long run: the store
+			// remembers every id for 7 days (docs/instructions.md; a window
+			// of 64 was the first 10-minute run's finding 4).
 			if prev := sent[id]; len(prev) > 0 && rnd.Intn(5) == 0 {
-				if len(prev) > seenWindow {
-					prev = prev[len(prev)-seenWindow:]
-				}
 				msg, repeat = prev[rnd.Intn(len(prev))], true
 			}
 			text := fmt.Sprintf("Here you go.\n```instr\n@svc::exec\necho %s >> %s\n```\n", msg, r.convLog(id))
