@@ -20,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/svcd/svcd/workers/hostops/sandbox"
 )
 
 // config is the run's length and seed, from the environment.
@@ -54,8 +56,11 @@ func loadConfig(t *testing.T) config {
 // restarts, and a crash-loop limit the schedule's worker kills cannot reach
 // (a worker marked failed is a documented state, but it would end that
 // worker's load for the rest of the run).
-func chaosEnv() []string {
+func chaosEnv(cgroupParent string) []string {
 	return []string{
+		// The run's own cgroup parent, so the leak check counts this run's
+		// cgroups only (cgroups_test.go).
+		"SVC_EXEC_CGROUP_PARENT=" + cgroupParent,
 		"SVC_WORKER_BACKOFF_BASE_MS=50",
 		"SVC_WORKER_CRASH_LOOP_COUNT=100000",
 		"SVC_BROWSER_ACTION_TIMEOUT_MS=1500",
@@ -85,7 +90,15 @@ func TestChaos(t *testing.T) {
 	cfg := loadConfig(t)
 	fmt.Printf("chaos: seed %d, duration %s (replay with CHAOS_SEED=%d CHAOS_DURATION=%s)\n", cfg.seed, cfg.duration, cfg.seed, cfg.duration)
 	ag := newAgent(t)
-	r := newRig(t, chaosEnv(), ag.env)
+	cgName := cgroupParentName(cfg.seed)
+	cgParents := cgroupParents(cgName)
+	t.Cleanup(func() { // a run that stops early leaves no parent behind
+		for _, p := range cgParents {
+			sandbox.CleanStale(p)
+			_ = os.Remove(p)
+		}
+	})
+	r := newRig(t, chaosEnv(cgName), ag.env)
 	r.codexHome = ag.home
 	rnd := rand.New(rand.NewSource(cfg.seed))
 
@@ -161,7 +174,7 @@ func TestChaos(t *testing.T) {
 	b, fig = smp.bounded(start, loadEnd)
 	broken, figures = append(broken, b...), append(figures, fig...)
 	broken = append(broken, r.checkProcesses(r.c.Stop)...)
-	b, note := checkCgroups(runCgroupParents(cfg.seed))
+	b, note := checkCgroups(cgParents)
 	broken, figures = append(broken, b...), append(figures, note)
 
 	counts := map[string]int{}
