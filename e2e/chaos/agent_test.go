@@ -26,11 +26,17 @@ type agent struct {
 	env  []string
 }
 
-func newAgent(t *testing.T) *agent {
+func newAgent(t *testing.T, lab *harness.NetLab) *agent {
 	bin := codextest.Bin(t)
 	fm := fakemodel.New()
 	fm.Default = fakemodel.Reply{Text: agentReply}
-	if err := fm.Start("127.0.0.1:0"); err != nil {
+	addr := "127.0.0.1:0"
+	if lab != nil {
+		// n1 (and so its Codex) runs in the lab: the fake model listens on
+		// the test's end of n1's client link.
+		addr = lab.RootIP(1) + ":0"
+	}
+	if err := fm.Start(addr); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fm.Close() })

@@ -123,6 +123,9 @@ type taskView struct {
 	ID         string     `json:"task_id"`
 	Kind       string     `json:"kind"`
 	Conv       string     `json:"local_conversation_id"`
+	Title      string     `json:"title"`
+	Status     string     `json:"status"`
+	Summary    string     `json:"summary"`
 	CreatedAt  time.Time  `json:"created_at"`
 	UpdatedAt  time.Time  `json:"updated_at"`
 	FinishedAt *time.Time `json:"finished_at"`
@@ -188,8 +191,18 @@ func checkConversations(r *rig, ps *plugins, ops []*Op, end time.Time) (broken, 
 		broken = append(broken, "tasks: "+err.Error())
 	}
 	batches := map[string][]span{}
+	batchStatus, firstFailure := map[string]int{}, ""
 	for _, t := range tasks {
+		if f := strings.Fields(t.Title); t.Conv == "" && len(f) == 3 && f[0] == "ingest" {
+			// An ingest's task names its conversation in the title only
+			// ("ingest <conversation> <message id>").
+			t.Conv = f[1]
+		}
 		if t.Kind == "instruction_batch" && t.Conv != "" {
+			batchStatus[t.Status]++
+			if t.Status != "succeeded" && firstFailure == "" {
+				firstFailure = t.Status + ": " + truncate(t.Summary, 300)
+			}
 			to := t.UpdatedAt
 			if t.FinishedAt != nil {
 				to = *t.FinishedAt
@@ -274,6 +287,11 @@ func checkConversations(r *rig, ps *plugins, ops []*Op, end time.Time) (broken, 
 			}
 		}
 	}
+	if batchStatus["succeeded"] > 0 && ran == 0 {
+		// The at-most-once check would pass on nothing.
+		broken = append(broken, fmt.Sprintf("%d instruction batch tasks succeeded but no batch run reached its log", batchStatus["succeeded"]))
+	}
+	figures = append(figures, fmt.Sprintf("instruction batch tasks by status: %v; first not succeeded: %s", batchStatus, firstFailure))
 	figures = append(figures, fmt.Sprintf("conversations: %d message ids reported, %d batch runs logged, %d instruction batch tasks; renewals: %d done (%d answered duplicate), %d typed exactly once",
 		len(sentIDs), ran, len(tasks), jobsDone, dupAnswered, typedOnce))
 	return broken, figures
