@@ -44,6 +44,11 @@ func newAgent(t *testing.T, lab *harness.NetLab) *agent {
 	return &agent{fm: fm, home: home, env: []string{
 		"SVC_AGENTD_SPAWN=true", "SVC_AGENTD_LISTEN=" + harness.FreePort(t), "SVC_AGENTD_COMMAND=" + bin + " app-server",
 		"SVC_AGENTD_CODEX_HOME=" + home,
+		// n1 (agentd, Codex) gets a HOME of its own: Codex's shell sources
+		// ~/.bashrc, and a machine's dotfiles (pyenv's background rehash)
+		// would leave processes the run does not own (docs/reliability.md,
+		// finding 10, which this hides but does not fix).
+		"HOME=" + t.TempDir(),
 	}}
 }
 
