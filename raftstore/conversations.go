@@ -1,7 +1,9 @@
 package raftstore
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -36,8 +38,10 @@ const (
 // the list route no longer scan the whole area (see ConversationsState).
 const MaxConversations = 16384
 
-// seenMessages is how many recent message ids a conversation remembers to
-// tell a repeat from a new reply.
+// seenMessages is how many recent message ids a conversation record keeps
+// (seen_message_ids). The decision "repeat or new" is SeenMessagesState's,
+// which remembers every id for SeenMessageRetention; this short list is kept
+// for older replicas and older snapshots.
 const seenMessages = 64
 
 // ConversationsState is the renewal area of the FSM.
@@ -157,6 +161,9 @@ type ConvMessage struct {
 type ConvMessageResult struct {
 	Repeat bool `json:"repeat"`
 	Count  int  `json:"repeated_message_count"`
+	// Refused is set (and nothing changed) when the message id is new but
+	// the store already remembers MaxSeenMessages ids (SeenMessagesFull).
+	Refused string `json:"refused,omitempty"`
 }
 
 // ConvExecution is the payload of CmdConvExecution.
@@ -234,16 +241,34 @@ func applyConvMessage(s *State, c Command) (any, error) {
 	if err := needID("message_id", p.MessageID); err != nil {
 		return nil, err
 	}
+	if err := needID("local_conversation_id", p.LocalID); err != nil {
+		return nil, err
+	}
+	repeat := s.SeenMessages.Has(p.LocalID, p.MessageID)
+	if cv := s.Conversations.ByID[p.LocalID]; !repeat && cv != nil && slices.Contains(cv.Seen, p.MessageID) {
+		repeat = true
+	}
+	if !repeat {
+		// Remembered first: at the cap the message is refused and nothing
+		// else changes (not even the conversation's updated_at).
+		if err := s.SeenMessages.add(p.LocalID, p.MessageID, c.At); err != nil {
+			var full *SeenMessagesFull
+			if errors.As(err, &full) {
+				return ConvMessageResult{Refused: full.Error()}, nil
+			}
+			return nil, err
+		}
+	}
 	cv, err := s.conv(p.ConvLink, c.At)
 	if err != nil {
 		return nil, err
 	}
-	for _, id := range cv.Seen {
-		if id == p.MessageID {
-			cv.RepeatedMessageCount++
-			return ConvMessageResult{Repeat: true, Count: cv.RepeatedMessageCount}, nil
-		}
+	if repeat {
+		cv.RepeatedMessageCount++
+		return ConvMessageResult{Repeat: true, Count: cv.RepeatedMessageCount}, nil
 	}
+	// The conversation's own last ids stay as before (an older replica
+	// still decides by them during a rolling upgrade).
 	cv.Seen = append(cv.Seen, p.MessageID)
 	if len(cv.Seen) > seenMessages {
 		cv.Seen = cv.Seen[len(cv.Seen)-seenMessages:]

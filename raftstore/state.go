@@ -14,6 +14,9 @@ type State struct {
 	Jobs          JobsState          `json:"jobs"`
 	// Pairing holds the hashes of pairing codes and bridge credentials.
 	Pairing PairingState `json:"pairing"`
+	// SeenMessages remembers every conversation's message ids for
+	// SeenMessageRetention, so a reply reported again never runs twice.
+	SeenMessages SeenMessagesState `json:"seen_messages"`
 }
 
 func newState() *State {
@@ -35,4 +38,5 @@ func (s *State) normalize() {
 	s.Tasks.normalize()
 	s.Jobs.normalize()
 	s.Pairing.normalize()
+	s.SeenMessages.normalize(s.Conversations.ByID)
 }

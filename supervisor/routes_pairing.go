@@ -177,7 +177,7 @@ func (s *Server) tokenPairingScopes() []string {
 func (s *Server) ingestFromClient(ctx context.Context, clientID string, m instructions.Message) (instructions.IngestResult, error) {
 	// The message's connection has just linked the conversation, so the
 	// report goes back to the plugin that holds it: it may be typed.
-	c := instructions.Caller{Host: s.cfg.Listen, RemoteAddr: "127.0.0.1:0", ClientID: clientID, MayInject: true}
+	c := instructions.Caller{Host: selfHost(s.cfg.Listen), RemoteAddr: "127.0.0.1:0", ClientID: clientID, MayInject: true}
 	if s.browser.hub.HasScope(clientID, raftstore.ScopeHostOps) && s.token != "" {
 		c.Authorization = "Bearer " + s.token
 	} else {

@@ -26,11 +26,17 @@ type agent struct {
 	env  []string
 }
 
-func newAgent(t *testing.T) *agent {
+func newAgent(t *testing.T, lab *harness.NetLab) *agent {
 	bin := codextest.Bin(t)
 	fm := fakemodel.New()
 	fm.Default = fakemodel.Reply{Text: agentReply}
-	if err := fm.Start("127.0.0.1:0"); err != nil {
+	addr := "127.0.0.1:0"
+	if lab != nil {
+		// n1 (and so its Codex) runs in the lab: the fake model listens on
+		// the test's end of n1's client link.
+		addr = lab.RootIP(1) + ":0"
+	}
+	if err := fm.Start(addr); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fm.Close() })
@@ -38,6 +44,11 @@ func newAgent(t *testing.T) *agent {
 	return &agent{fm: fm, home: home, env: []string{
 		"SVC_AGENTD_SPAWN=true", "SVC_AGENTD_LISTEN=" + harness.FreePort(t), "SVC_AGENTD_COMMAND=" + bin + " app-server",
 		"SVC_AGENTD_CODEX_HOME=" + home,
+		// n1 (agentd, Codex) gets a HOME of its own: Codex's shell sources
+		// ~/.bashrc, and a machine's dotfiles (pyenv's background rehash)
+		// would leave processes the run does not own (docs/reliability.md,
+		// finding 10, which this hides but does not fix).
+		"HOME=" + t.TempDir(),
 	}}
 }
 

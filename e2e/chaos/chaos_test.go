@@ -20,6 +20,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/svcd/svcd/e2e/harness"
+	"github.com/svcd/svcd/workers/hostops/sandbox"
 )
 
 // config is the run's length and seed, from the environment.
@@ -54,8 +57,11 @@ func loadConfig(t *testing.T) config {
 // restarts, and a crash-loop limit the schedule's worker kills cannot reach
 // (a worker marked failed is a documented state, but it would end that
 // worker's load for the rest of the run).
-func chaosEnv() []string {
+func chaosEnv(cgroupParent string) []string {
 	return []string{
+		// The run's own cgroup parent, so the leak check counts this run's
+		// cgroups only (cgroups_test.go).
+		"SVC_EXEC_CGROUP_PARENT=" + cgroupParent,
 		"SVC_WORKER_BACKOFF_BASE_MS=50",
 		"SVC_WORKER_CRASH_LOOP_COUNT=100000",
 		"SVC_BROWSER_ACTION_TIMEOUT_MS=1500",
@@ -84,8 +90,23 @@ func chaosEnv() []string {
 func TestChaos(t *testing.T) {
 	cfg := loadConfig(t)
 	fmt.Printf("chaos: seed %d, duration %s (replay with CHAOS_SEED=%d CHAOS_DURATION=%s)\n", cfg.seed, cfg.duration, cfg.seed, cfg.duration)
-	ag := newAgent(t)
-	r := newRig(t, chaosEnv(), ag.env)
+	// The partition fault needs the cluster in network namespaces.
+	var lab *harness.NetLab
+	if why := harness.NetLabUnavailable(); why == "" {
+		lab = harness.NewNetLab(t)
+	} else if os.Getenv("CI") == "true" {
+		t.Fatalf("chaos: the partition fault needs network namespaces under CI=true: %s", why)
+	}
+	ag := newAgent(t, lab)
+	cgName := cgroupParentName(cfg.seed)
+	cgParents := cgroupParents(cgName)
+	t.Cleanup(func() { // a run that stops early leaves no parent behind
+		for _, p := range cgParents {
+			sandbox.CleanStale(p)
+			_ = os.Remove(p)
+		}
+	})
+	r := newRig(t, lab, chaosEnv(cgName), ag.env)
 	r.codexHome = ag.home
 	rnd := rand.New(rand.NewSource(cfg.seed))
 
@@ -114,8 +135,8 @@ func TestChaos(t *testing.T) {
 
 	start := time.Now()
 	end := start.Add(cfg.duration)
-	kinds := faultKinds(ps)
-	for _, why := range skippedFaults() {
+	kinds := faultKinds(r, ps)
+	for _, why := range skippedFaults(lab) {
 		r.hist.Skip(why)
 		fmt.Println("chaos: fault skipped:", why)
 	}
@@ -161,7 +182,7 @@ func TestChaos(t *testing.T) {
 	b, fig = smp.bounded(start, loadEnd)
 	broken, figures = append(broken, b...), append(figures, fig...)
 	broken = append(broken, r.checkProcesses(r.c.Stop)...)
-	b, note := checkCgroups(runCgroupParents(cfg.seed))
+	b, note := checkCgroups(cgParents)
 	broken, figures = append(broken, b...), append(figures, note)
 
 	counts := map[string]int{}
@@ -197,13 +218,14 @@ func TestChaos(t *testing.T) {
 	}
 }
 
-// skippedFaults are the faults of the issue this harness does not inject,
-// each with why, printed at the start of every run.
-func skippedFaults() []string {
-	return []string{
-		"partition between the nodes: the run's cluster is on loopback (127.0.0.1-3), where no tool on this machine (no iptables or nft; tc on lo would reach other test processes' traffic) can cut one node's raft and API traffic alone; the network-namespace partition is e2e/ha_partition_test.go's TestHAPartition",
-		"slowed fsync: needs a device-mapper delay target or a FUSE layer under the data dirs, neither available to an unprivileged-device test on this machine; SIGSTOP of a node (a stall of everything, fsync included) stands in",
+// skippedFaults are the faults of the issue this run does not inject, each
+// with why, printed at the start of every run.
+func skippedFaults(lab *harness.NetLab) []string {
+	var out []string
+	if lab == nil {
+		out = append(out, "partition between the nodes: network namespaces are not available ("+harness.NetLabUnavailable()+"); the cluster runs on loopback (127.0.0.1-3), where nothing can cut one node's raft and API traffic alone without reaching other processes' traffic")
 	}
+	return append(out, "slowed fsync: needs a device-mapper delay target (this kernel has no device-mapper) or a FUSE file system under the data dirs that delays fsync (/dev/fuse exists, but no FUSE layer is built into the harness yet); SIGSTOP of a node (a stall of everything, fsync included) stands in")
 }
 
 // waitServing waits until both nodes answer and one of them leads.

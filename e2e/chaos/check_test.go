@@ -40,7 +40,7 @@ func explained(op *Op, faults []Fault) bool {
 	const grace = 2 * time.Second
 	for _, f := range faults {
 		switch f.Kind {
-		case "kill_leader", "kill_standby", "stop_leader", "stop_standby", "partition":
+		case "kill_leader", "kill_standby", "stop_leader", "stop_standby", "partition_leader", "partition_standby":
 		default:
 			continue
 		}

@@ -21,10 +21,6 @@ import (
 // quiet and the leader's scheduler types renewals into it through the
 // plugin; now and then the client pauses a conversation for a while.
 
-// seenWindow is how many recent message ids a conversation remembers
-// (raftstore's seenMessages).
-const seenWindow = 64
-
 // convIDs are the conversations a plugin holds.
 func convIDs(client string) []string {
 	return []string{client + "-c1", client + "-c2"}
@@ -72,13 +68,11 @@ func conversationLoad(ctx context.Context, r *rig, ps *plugins, client string, r
 			}
 			msg := r.hist.NewID("m")
 			repeat := false
-			// A repeat is one of the conversation's last 64 ids: the daemon
-			// remembers that many (docs/instructions.md); an older one runs
-			// again by design, which the first 10-minute run found.
+			// A repeat is any earlier id of the conversation, most of them
+			// older than its last 64 replies in a long run: the store
+			// remembers every id for 7 days (docs/instructions.md; a window
+			// of 64 was the first 10-minute run's finding 4).
 			if prev := sent[id]; len(prev) > 0 && rnd.Intn(5) == 0 {
-				if len(prev) > seenWindow {
-					prev = prev[len(prev)-seenWindow:]
-				}
 				msg, repeat = prev[rnd.Intn(len(prev))], true
 			}
 			text := fmt.Sprintf("Here you go.\n```instr\n@svc::exec\necho %s >> %s\n```\n", msg, r.convLog(id))
@@ -129,6 +123,9 @@ type taskView struct {
 	ID         string     `json:"task_id"`
 	Kind       string     `json:"kind"`
 	Conv       string     `json:"local_conversation_id"`
+	Title      string     `json:"title"`
+	Status     string     `json:"status"`
+	Summary    string     `json:"summary"`
 	CreatedAt  time.Time  `json:"created_at"`
 	UpdatedAt  time.Time  `json:"updated_at"`
 	FinishedAt *time.Time `json:"finished_at"`
@@ -194,8 +191,18 @@ func checkConversations(r *rig, ps *plugins, ops []*Op, end time.Time) (broken, 
 		broken = append(broken, "tasks: "+err.Error())
 	}
 	batches := map[string][]span{}
+	batchStatus, firstFailure := map[string]int{}, ""
 	for _, t := range tasks {
+		if f := strings.Fields(t.Title); t.Conv == "" && len(f) == 3 && f[0] == "ingest" {
+			// An ingest's task names its conversation in the title only
+			// ("ingest <conversation> <message id>").
+			t.Conv = f[1]
+		}
 		if t.Kind == "instruction_batch" && t.Conv != "" {
+			batchStatus[t.Status]++
+			if t.Status != "succeeded" && firstFailure == "" {
+				firstFailure = t.Status + ": " + truncate(t.Summary, 300)
+			}
 			to := t.UpdatedAt
 			if t.FinishedAt != nil {
 				to = *t.FinishedAt
@@ -280,6 +287,11 @@ func checkConversations(r *rig, ps *plugins, ops []*Op, end time.Time) (broken, 
 			}
 		}
 	}
+	if batchStatus["succeeded"] > 0 && ran == 0 {
+		// The at-most-once check would pass on nothing.
+		broken = append(broken, fmt.Sprintf("%d instruction batch tasks succeeded but no batch run reached its log", batchStatus["succeeded"]))
+	}
+	figures = append(figures, fmt.Sprintf("instruction batch tasks by status: %v; first not succeeded: %s", batchStatus, firstFailure))
 	figures = append(figures, fmt.Sprintf("conversations: %d message ids reported, %d batch runs logged, %d instruction batch tasks; renewals: %d done (%d answered duplicate), %d typed exactly once",
 		len(sentIDs), ran, len(tasks), jobsDone, dupAnswered, typedOnce))
 	return broken, figures

@@ -19,8 +19,8 @@ type faultKind struct {
 	inject func(r *rig, rnd *rand.Rand) (target, note string, err error)
 }
 
-func faultKinds(ps *plugins) []faultKind {
-	return []faultKind{
+func faultKinds(r *rig, ps *plugins) []faultKind {
+	kinds := []faultKind{
 		{"plugin_disconnect", 3, func(r *rig, rnd *rand.Rand) (string, string, error) { return ps.disconnect(rnd) }},
 		{"slow_plugin", 1, func(r *rig, rnd *rand.Rand) (string, string, error) { return ps.stalled(rnd) }},
 		{"kill_leader", 3, func(r *rig, rnd *rand.Rand) (string, string, error) { return r.killNode(rnd, "leader") }},
@@ -39,6 +39,33 @@ func faultKinds(ps *plugins) []faultKind {
 			return "w", "", nil
 		}},
 	}
+	if r.c.Lab != nil {
+		kinds = append(kinds,
+			faultKind{"partition_leader", 2, func(r *rig, rnd *rand.Rand) (string, string, error) { return r.partition(rnd, "leader") }},
+			faultKind{"partition_standby", 2, func(r *rig, rnd *rand.Rand) (string, string, error) { return r.partition(rnd, "standby") }},
+		)
+	}
+	return kinds
+}
+
+// partition takes the node with role off the lab's bridge for 0.5–6.5 s
+// (its raft and forwards to and from the other node and the witness cut;
+// its client link, which the load and plugins use, kept), then heals it.
+// Cut off, a leader steps down within its lease and the other side elects.
+func (r *rig) partition(rnd *rand.Rand, role string) (string, string, error) {
+	n, err := r.byRole(role)
+	if err != nil {
+		return "", "", err
+	}
+	i := 1
+	if n.name == "n2" {
+		i = 2
+	}
+	d := time.Duration(500+rnd.Intn(6000)) * time.Millisecond
+	r.c.Lab.Cut(r.t, i)
+	time.Sleep(d)
+	r.c.Lab.Heal(r.t, i)
+	return n.name, d.String(), nil
 }
 
 // pick draws a fault kind by weight.

@@ -37,14 +37,14 @@ type node struct {
 	dir  string // this node's own work dir (exec cwd, files)
 }
 
-func newRig(t *testing.T, env, env1 []string) *rig {
+func newRig(t *testing.T, lab *harness.NetLab, env, env1 []string) *rig {
 	// A copy named apart from svcd: other test processes on a shared
 	// machine clean up after themselves by name (a run's nodes once all
 	// got SIGTERM at the same instant, the witness, named the same but run
 	// as "svcd witness", not).
 	r := &rig{t: t, hist: &History{}, bin: harness.BinaryCopy(t, t.TempDir(), "chaosnode")}
 	r.workdir = t.TempDir()
-	r.c = harness.StartClusterWith(t, harness.ClusterOptions{Env: env, Env1: env1, Bin: r.bin})
+	r.c = harness.StartClusterWith(t, harness.ClusterOptions{Env: env, Env1: env1, Bin: r.bin, Lab: lab})
 	for _, d := range []*harness.Daemon{r.c.N1, r.c.N2} {
 		name := "n1"
 		if d == r.c.N2 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,7 +27,10 @@ type Cluster struct {
 	wlogs   strings.Builder
 	wargs   []string
 	wenv    []string
+	wprefix []string
 	bin     string
+	// Lab is the network namespace lab the members run in (ClusterOptions.Lab).
+	Lab *NetLab
 }
 
 // ClusterOptions configure StartClusterWith.
@@ -34,6 +38,11 @@ type ClusterOptions struct {
 	Env        []string // for both nodes and the witness
 	Env1, Env2 []string // for n1 or n2 only, on top of Env
 	Bin        string   // another copy of the binary (Options.Bin)
+	// Lab runs the members in a network namespace lab (NewNetLab) instead
+	// of on 127.0.0.1-3: n1, n2 and the witness on the lab's hosts 1-3,
+	// the test reaching n1 and n2 over their client links, so Lab.Cut can
+	// partition a node while the test still talks to it.
+	Lab *NetLab
 }
 
 // StartCluster starts n1, n2 and the witness with extra environment env (for
@@ -54,13 +63,34 @@ func StartClusterNodeEnv(t testing.TB, env, env1, env2 []string) *Cluster {
 func StartClusterWith(t testing.TB, o ClusterOptions) *Cluster {
 	t.Helper()
 	env, env1, env2 := o.Env, o.Env1, o.Env2
-	a1, r1 := FreePortOn(t, "127.0.0.1"), FreePortOn(t, "127.0.0.1")
-	a2, r2 := FreePortOn(t, "127.0.0.2"), FreePortOn(t, "127.0.0.2")
-	rw := FreePortOn(t, "127.0.0.3")
-	c := &Cluster{bin: o.Bin}
-	c.N1 = Start(t, Options{Bin: o.Bin, Addr: a1, Token: ClusterToken, Env: append(append([]string{}, env...), env1...), Args: []string{"-node-id", "n1", "-raft-addr", r1}})
-	c.N2 = Start(t, Options{Bin: o.Bin, Addr: a2, Token: ClusterToken, Env: append(append([]string{}, env...), env2...), Args: []string{"-node-id", "n2", "-raft-addr", r2, "-join", a1}})
-	c.wargs = []string{"witness", "-node-id", "w", "-raft-addr", rw, "-join", a1 + "," + a2, "-data-dir", t.TempDir()}
+	c := &Cluster{bin: o.Bin, Lab: o.Lab}
+	if l := o.Lab; l != nil {
+		// Fixed ports: each host has its own namespace.
+		const api, raftPort = "4317", "7001"
+		// The test's plugins reach a node over its client link, from the
+		// link's root end: the bridge takes such peers when configured.
+		cfg := filepath.Join(t.TempDir(), "lab.hcl")
+		if err := os.WriteFile(cfg, []byte(fmt.Sprintf("browser_allowed_peers = [%q, %q]\n", l.RootIP(1), l.RootIP(2))), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		node := func(i int, env []string, extra ...string) *Daemon {
+			args := append([]string{"-config", cfg, "-listen", "0.0.0.0:" + api, "-node-id", fmt.Sprintf("n%d", i),
+				"-allowed-hosts", l.HostIP(i) + "," + l.ClientIP(i),
+				"-api-advertise", l.HostIP(i) + ":" + api, "-raft-addr", l.HostIP(i) + ":" + raftPort}, extra...)
+			return Start(t, Options{Bin: o.Bin, Addr: l.ClientIP(i) + ":" + api, Token: ClusterToken, Prefix: l.Exec(i), Env: env, Args: args})
+		}
+		c.N1 = node(1, append(append([]string{}, env...), env1...))
+		c.N2 = node(2, append(append([]string{}, env...), env2...), "-join", l.HostIP(1)+":"+api)
+		c.wprefix = []string{"nsenter", "--net=/run/netns/" + l.NS("n3"), "--"}
+		c.wargs = []string{"witness", "-node-id", "w", "-raft-addr", l.HostIP(3) + ":" + raftPort, "-join", l.HostIP(1) + ":" + api + "," + l.HostIP(2) + ":" + api, "-data-dir", t.TempDir()}
+	} else {
+		a1, r1 := FreePortOn(t, "127.0.0.1"), FreePortOn(t, "127.0.0.1")
+		a2, r2 := FreePortOn(t, "127.0.0.2"), FreePortOn(t, "127.0.0.2")
+		rw := FreePortOn(t, "127.0.0.3")
+		c.N1 = Start(t, Options{Bin: o.Bin, Addr: a1, Token: ClusterToken, Env: append(append([]string{}, env...), env1...), Args: []string{"-node-id", "n1", "-raft-addr", r1}})
+		c.N2 = Start(t, Options{Bin: o.Bin, Addr: a2, Token: ClusterToken, Env: append(append([]string{}, env...), env2...), Args: []string{"-node-id", "n2", "-raft-addr", r2, "-join", a1}})
+		c.wargs = []string{"witness", "-node-id", "w", "-raft-addr", rw, "-join", a1 + "," + a2, "-data-dir", t.TempDir()}
+	}
 	c.wenv = append(append(os.Environ(), "SVC_SHARED_TOKEN="+ClusterToken), env...)
 	c.StartWitness(t)
 	t.Cleanup(func() {
@@ -88,7 +118,8 @@ func (c *Cluster) StartWitness(t testing.TB) {
 	if bin == "" {
 		bin = Binary(t)
 	}
-	cmd := exec.Command(bin, c.wargs...)
+	argv := append(append(append([]string{}, c.wprefix...), bin), c.wargs...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = c.wenv
 	cmd.Stdout, cmd.Stderr = c.witnessLog(), c.witnessLog()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

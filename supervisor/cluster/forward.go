@@ -1,6 +1,9 @@
 package cluster
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -24,6 +27,9 @@ func (c *Cluster) Forward(w http.ResponseWriter, r *http.Request) {
 			WithDetails(map[string]any{"leader_id": id, "retry_after_ms": 500}))
 		return
 	}
+	ctx, stop := c.untilLeaderMoves(r.Context(), id, addr)
+	defer stop()
+	r = r.WithContext(ctx)
 	target := &url.URL{Scheme: "http", Host: addr}
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -40,6 +46,12 @@ func (c *Cluster) Forward(w http.ResponseWriter, r *http.Request) {
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			var moved *leaderMoved
+			if errors.As(context.Cause(ctx), &moved) {
+				// The call may have reached the old leader: a write's
+				// outcome is unknown (docs/ha.md).
+				err = fmt.Errorf("%v; a write may or may not have been applied", moved)
+			}
 			api.WriteError(w, api.Unavailable("leader_unreachable", "forwarding to the leader %s at %s failed: %v; retry", id, addr, err).
 				WithDetails(map[string]any{"leader_id": id, "leader_api": addr}))
 		},

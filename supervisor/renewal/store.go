@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/supervisor/instructions"
 )
 
@@ -116,6 +117,10 @@ func (s *Store) NoteMessage(ctx context.Context, c instructions.ConvRef, message
 		return false, 0, err
 	}
 	r := v.(raftstore.ConvMessageResult)
+	if r.Refused != "" {
+		// Not taken and not run: the caller may report it again later.
+		return false, 0, api.Unavailable("seen_messages_full", "message %s of conversation %s was not taken: %s", messageID, c.LocalConversationID, r.Refused)
+	}
 	return r.Repeat, r.Count, nil
 }
 
