@@ -114,7 +114,7 @@ func (s *Server) handlePairingCreate(w http.ResponseWriter, r *http.Request) err
 	s.log.Info("browser pairing code issued", "scopes", issued.Scopes, "expires_at", issued.ExpiresAt) // never the code
 	api.WriteOK(w, pairingIssued{
 		Code: issued.Code, ExpiresAt: issued.ExpiresAt, Scopes: issued.Scopes,
-		WSURL: "ws://" + s.cfg.Listen + "/ws/browser",
+		WSURL: "ws://" + pairingWSHost(s.cfg.Listen, r.Host) + "/ws/browser",
 		Hint:  "enter the code in the extension's options page (Pairing code) within its lifetime; it works once",
 	})
 	return nil

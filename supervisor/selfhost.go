@@ -17,3 +17,18 @@ func selfHost(listen string) string {
 	}
 	return listen
 }
+
+// pairingWSHost is the host:port a browser should dial for the bridge, as
+// printed with a pairing code: the listen address, or — when the daemon
+// listens on every address — the Host the caller reached it by (it passed
+// the guard's host check), since ws://0.0.0.0 names no machine.
+func pairingWSHost(listen, requestHost string) string {
+	h, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return listen
+	}
+	if ip := net.ParseIP(h); (h == "" || (ip != nil && ip.IsUnspecified())) && requestHost != "" {
+		return requestHost
+	}
+	return listen
+}

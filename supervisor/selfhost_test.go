@@ -26,3 +26,18 @@ func TestSelfHostIsAcceptedByTheGuard(t *testing.T) {
 		}
 	}
 }
+
+func TestPairingWSHostNamesAMachine(t *testing.T) {
+	cases := []struct{ listen, host, want string }{
+		{"127.0.0.1:8787", "localhost:8787", "127.0.0.1:8787"},
+		{"0.0.0.0:8787", "10.1.2.3:8787", "10.1.2.3:8787"},
+		{"[::]:8787", "[fd00::1]:8787", "[fd00::1]:8787"},
+		{":8787", "host.example:8787", "host.example:8787"},
+		{"0.0.0.0:8787", "", "0.0.0.0:8787"},
+	}
+	for _, c := range cases {
+		if got := pairingWSHost(c.listen, c.host); got != c.want {
+			t.Errorf("pairingWSHost(%q, %q) = %q, want %q", c.listen, c.host, got, c.want)
+		}
+	}
+}
