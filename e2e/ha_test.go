@@ -73,6 +73,13 @@ func TestHATwoNodesAndWitness(t *testing.T) {
 	if s := c.n2.Do("GET", "/readyz?standbyok=true", nil).Status; s != 200 {
 		t.Errorf("n2 readyz?standbyok %d", s)
 	}
+	// One cluster, one id: created by the first leader, replicated to the
+	// standby, carried by a snapshot taken on either node.
+	id := clusterID(t, c.n1)
+	waitUntil(t, 10*time.Second, "the standby to show the cluster's id", func() bool { return clusterID(t, c.n2) == id })
+	if _, h := snapshotOf(t, c.n2); len(id) != 32 || h.ClusterID != id {
+		t.Fatalf("cluster id %q; the standby's snapshot carries %q", id, h.ClusterID)
+	}
 	// A write on the standby is forwarded, lands once, and says who served it.
 	before := systemVersion(t, c.n1)
 	w := c.n2.Do("POST", "/v1/system/pause", map[string]string{"reason": "via standby"})
