@@ -3,6 +3,7 @@ package raftstore
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"testing"
@@ -135,4 +136,28 @@ func TestWithClusterID(t *testing.T) {
 	if _, err := withClusterID([]byte(`{"cluster":[1]}`), "x"); err == nil {
 		t.Fatal("a cluster that is not an object was accepted")
 	}
+}
+
+// FuzzWithClusterID: any payload that is svcd state comes out as svcd state
+// with the id set, and a cluster id of its own is the one set.
+func FuzzWithClusterID(f *testing.F) {
+	for _, s := range []string{`{}`, `{"cluster":{"id":"a","members":{"n1":{"node_id":"n1"}}}}`, `{"cluster":null,"system":{"mode":"paused"}}`, `{"cluster":{}}`, `[]`, `{"cluster":"x"}`, ``} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		if decodeSnapshotState(payload) != nil {
+			return
+		}
+		out, err := withClusterID(payload, "cid")
+		if err != nil {
+			return // state whose cluster is not an object: refused, not mangled
+		}
+		if err := decodeSnapshotState(out); err != nil {
+			t.Fatalf("%s → %s: %v", payload, out, err)
+		}
+		var s State
+		if err := json.Unmarshal(out, &s); err != nil || s.Cluster.ID != "cid" {
+			t.Fatalf("%s → %s: id %q %v", payload, out, s.Cluster.ID, err)
+		}
+	})
 }
