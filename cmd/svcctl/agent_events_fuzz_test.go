@@ -32,3 +32,25 @@ func FuzzReadAgentEvents(f *testing.F) {
 		}
 	})
 }
+
+// Human output: one line per event (time, type, session, turn, the delta
+// quoted, the message), a line for the open event, and the end event as
+// the command's error.
+func TestReadAgentEventsHuman(t *testing.T) {
+	body := "event: open\ndata: {\"agentd_url\":\"http://127.0.0.1:4319\"}\n\n" +
+		": keep-alive\n\n" +
+		"data: {\"type\":\"item/agentMessage/delta\",\"sessionId\":\"ses_1\",\"turnId\":\"t1\",\"delta\":\"two\\nlines\",\"at\":\"2026-01-01T00:00:00Z\"}\n\n" +
+		"data: {\"type\":\"turn/completed\",\"sessionId\":\"ses_1\",\"message\":\"completed\"}\n\n" +
+		"event: end\ndata: {\"reason\":\"agentd_gone\",\"error\":{\"code\":\"agent_unavailable\",\"message\":\"agentd closed its event stream\"}}\n\n"
+	var out bytes.Buffer
+	err := readAgentEvents(context.Background(), strings.NewReader(body), formatHuman, &out)
+	if err == nil || !strings.Contains(err.Error(), "agentd_gone") || !strings.Contains(err.Error(), "agent_unavailable: agentd closed its event stream") {
+		t.Fatalf("end: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "watching") ||
+		!strings.HasSuffix(lines[1], `item/agentMessage/delta ses_1 turn=t1 "two\nlines"`) ||
+		lines[2] != "turn/completed ses_1 completed" {
+		t.Fatalf("human lines:\n%s", out.String())
+	}
+}
