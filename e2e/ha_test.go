@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/svcd/svcd/e2e/harness"
+	"github.com/svcd/svcd/raftstore/snapfile"
 )
 
 // haCluster is the harness's two full nodes and a witness.
@@ -72,6 +74,21 @@ func TestHATwoNodesAndWitness(t *testing.T) {
 	}
 	if s := c.n2.Do("GET", "/readyz?standbyok=true", nil).Status; s != 200 {
 		t.Errorf("n2 readyz?standbyok %d", s)
+	}
+	// One cluster, one id: created by the first leader, replicated to the
+	// standby, carried by a snapshot taken on either node.
+	id := clusterID(t, c.n1)
+	waitUntil(t, 10*time.Second, "the standby to show the cluster's id", func() bool { return clusterID(t, c.n2) == id })
+	// A node that just joined cannot snapshot until it applied the latest
+	// configuration (raft answers "cannot take snapshot now"): wait for it.
+	var snap *harness.Response
+	waitUntil(t, 15*time.Second, "a snapshot on the standby", func() bool {
+		snap = c.n2.DoAuth("GET", "/v1/snapshot", nil)
+		return snap.Status == 200 || !strings.Contains(string(snap.Body), "cannot take snapshot now")
+	})
+	h, _, err := snapfile.Read(bytes.NewReader(snap.Body), 1<<30)
+	if err != nil || len(id) != 32 || h.ClusterID != id {
+		t.Fatalf("cluster id %q; the standby's snapshot: %d %v %q", id, snap.Status, err, h.ClusterID)
 	}
 	// A write on the standby is forwarded, lands once, and says who served it.
 	before := systemVersion(t, c.n1)

@@ -53,7 +53,7 @@ func (n *Node) OpenBackup() (*Backup, error) {
 		return nil, fmt.Errorf("take raft snapshot: %w", err)
 	}
 	return &Backup{payload: rc, Header: snapfile.Header{
-		ClusterID: n.format.ClusterID, NodeID: n.cfg.NodeID,
+		ClusterID: n.ClusterID(), NodeID: n.cfg.NodeID,
 		Index: meta.Index, Term: meta.Term, CreatedAt: time.Now().UTC().Truncate(time.Millisecond),
 		PayloadBytes: meta.Size,
 	}}, nil
@@ -69,9 +69,6 @@ func (n *Node) openLatestSnapshot() (*raft.SnapshotMeta, io.ReadCloser, error) {
 	}
 	return n.snaps.Open(list[0].ID)
 }
-
-// ClusterID is the id recorded in the data dir's FORMAT file.
-func (n *Node) ClusterID() string { return n.format.ClusterID }
 
 // decodeSnapshotState checks that a payload is a state this FSM can take,
 // before raft is asked to restore it.
@@ -100,15 +97,43 @@ func ReadBackup(r io.Reader) (snapfile.Header, []byte, error) {
 	return h, payload, nil
 }
 
+// ClusterMismatchError is a snapshot of another cluster, refused unless the
+// restore is forced.
+type ClusterMismatchError struct {
+	Snapshot, Cluster string
+}
+
+func (e *ClusterMismatchError) Error() string {
+	return fmt.Sprintf("the snapshot is of cluster %s, this is cluster %s: nothing changed (force the restore to replace this cluster's state with it anyway; the cluster keeps its id %s)",
+		e.Snapshot, e.Cluster, e.Cluster)
+}
+
 // RestoreBackup makes a checked snapshot the state of the running cluster
 // (raft's user-snapshot Restore: the leader takes it and sends it to the
-// followers). Only the leader can; the state is unchanged on any error.
-func (n *Node) RestoreBackup(ctx context.Context, h snapfile.Header, payload []byte) error {
+// followers). Only the leader can; the state is unchanged on any error. A
+// snapshot of another cluster (its header's cluster_id) is refused with a
+// ClusterMismatchError unless force is set. The restored state keeps this
+// cluster's id either way.
+func (n *Node) RestoreBackup(ctx context.Context, h snapfile.Header, payload []byte, force bool) error {
 	if err := decodeSnapshotState(payload); err != nil {
 		return err
 	}
 	if !n.IsLeader() {
 		return ErrNotLeader
+	}
+	id, err := n.EnsureClusterID(ctx)
+	if err != nil {
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) || errors.Is(err, ErrNotLeader) {
+			return ErrNotLeader
+		}
+		return fmt.Errorf("cluster id: %w", err)
+	}
+	if h.ClusterID != "" && h.ClusterID != id && !force {
+		return &ClusterMismatchError{Snapshot: h.ClusterID, Cluster: id}
+	}
+	payload, err = withClusterID(payload, id)
+	if err != nil {
+		return err
 	}
 	timeout := n.cfg.ApplyTimeout
 	if dl, ok := ctx.Deadline(); ok {

@@ -22,6 +22,8 @@ const (
 
 // ClusterState is the cluster's membership metadata.
 type ClusterState struct {
+	// ID names the cluster (clusterid.go): set once, by the first leader.
+	ID      string                    `json:"id,omitempty"`
 	Members map[string]*ClusterMember `json:"members"`
 	Leader  ClusterLeader             `json:"leader"`
 }

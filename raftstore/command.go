@@ -51,6 +51,7 @@ func handlers() map[string]handler {
 		CmdClusterMember: applyClusterMember,
 		CmdClusterForget: applyClusterForget,
 		CmdClusterLeader: applyClusterLeader,
+		CmdClusterID:     applyClusterID,
 
 		CmdConvLink:       applyConvLink,
 		CmdConvMessage:    applyConvMessage,

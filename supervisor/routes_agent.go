@@ -21,7 +21,7 @@ import (
 func (s *Server) agentRoutes() []Route {
 	p := agentproxy.New(s.cfg.AgentdListen, s.token)
 	paths := []string{"GET /v1/agent", "GET /v1/agent/sessions", "GET /v1/agent/sessions/{session_id}",
-		"POST /v1/agent/sessions", "POST /v1/agent/turn"}
+		"POST /v1/agent/sessions", "POST /v1/agent/turn", "GET /v1/agent/events"}
 	fwd := func(method, path string) HandlerFn {
 		return func(w http.ResponseWriter, r *http.Request) error { return p.Forward(w, r, method, path) }
 	}
@@ -62,6 +62,18 @@ func (s *Server) agentRoutes() []Route {
 			Body: []Field{{Name: "sessionId", Type: "string", Required: true}, {Name: "input", Type: "string", Required: true},
 				{Name: "waitMs", Type: "integer", Note: "wait up to this long for the final text (bounded by agentd)"}},
 			Handle: fwd("POST", "/v1/agentd/turn")},
+		// agentd's event WebSocket as server-sent events, so a client needs
+		// one origin and the shared token (agentproxy/events.go).
+		{Method: "GET", Path: "/v1/agent/events", Name: "agent.events", Area: "agent", Scope: ScopeBusiness, Kind: KindRead, Local: true, Auth: true,
+			Raw: true, NoLimit: true,
+			Response: openapi.Raw{ContentType: agentproxy.EventsContentType,
+				Description: "server-sent events: one `data:` line per agentd event (JSON: type, sessionId, turnId, delta, message, at), flushed as it happens; the last is `event: end` with {reason: agentd_gone, error: {code: agent_unavailable, message}} when agentd stops or restarts"},
+			Errors:  agentErrors(),
+			Query:   []Field{{Name: "sessionId", Type: "string", Note: "only this session's events (and the ones of no session)"}},
+			Summary: "agentd's event stream through the main daemon (token required): turn progress, deltas, approvals, child start/exit; ends with an end event when agentd goes away (503 agent_unavailable when it is down). svcctl agent watch.",
+			Handle: func(w http.ResponseWriter, r *http.Request) error {
+				return p.Events(w, r, r.URL.Query().Get("sessionId"))
+			}},
 	}
 }
 

@@ -75,7 +75,7 @@ func (s *Server) clusterRoutes() []Route {
 	return []Route{
 		{Method: http.MethodGet, Path: "/v1/cluster", Name: "cluster.list", Area: "cluster", Scope: ScopeControl, Kind: KindRead,
 			Response: map[string]any{}, Errors: openapi.Codes{http.StatusServiceUnavailable: {"store_unavailable"}},
-			Summary: "Cluster members: node_id, raft_addr, api_addr, kind (node or witness), suffrage, role (leader, standby, witness), last_contact, seen_at; plus this node's role, the leader and the applied index.",
+			Summary: "Cluster members: node_id, raft_addr, api_addr, kind (node or witness), suffrage, role (leader, standby, witness), last_contact, seen_at; plus this node's role, the leader and the applied index, and cluster_id (created once by the cluster's first leader, the same on every node; snapshots carry it).",
 			Handle:  s.handleClusterList},
 		{Method: http.MethodPost, Path: "/v1/cluster/join", Name: "cluster.join", Area: "cluster", Scope: ScopeControl, Kind: KindWrite, Auth: true,
 			Request: cluster.JoinRequest{}, Response: map[string]any{}, Errors: changeErrors,
@@ -101,7 +101,7 @@ func (s *Server) handleClusterList(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return api.Unavailable("store_unavailable", "raft configuration unreadable: %v", err)
 	}
-	api.WriteOK(w, map[string]any{"self": s.cfg.NodeID, "role": s.roleView(), "members": members})
+	api.WriteOK(w, map[string]any{"self": s.cfg.NodeID, "role": s.roleView(), "members": members, "cluster_id": s.node.ClusterID()})
 	return nil
 }
 

@@ -25,9 +25,11 @@ func (s *Server) snapshotRoutes() []Route {
 			BodyType: SnapshotMediaType, MaxBody: raftstore.MaxSnapshotPayload + 1<<20,
 			Request:  openapi.Raw{ContentType: SnapshotMediaType, Description: "a snapshot file from GET /v1/snapshot or svcd snapshot save"},
 			Response: map[string]any{},
-			Errors:   openapi.Codes{http.StatusUnprocessableEntity: {"invalid_snapshot"}, http.StatusServiceUnavailable: {"not_leader", "restore_failed"}},
-			Summary:  "Replace the whole state with a snapshot file (body: the file, Content-Type: " + SnapshotMediaType + "). The file is checked whole first; a corrupt, truncated or foreign one is refused with 422 and changes nothing. Answer: the restored header. svcctl snapshot restore FILE.",
-			Handle:   s.handleSnapshotRestore},
+			Errors: openapi.Codes{http.StatusUnprocessableEntity: {"invalid_snapshot", "invalid_field"}, http.StatusConflict: {"cluster_mismatch"},
+				http.StatusServiceUnavailable: {"not_leader", "restore_failed"}},
+			Query:   []Field{{Name: "force", Type: "boolean", Default: false, Note: "restore a snapshot of another cluster (header cluster_id) anyway; the cluster keeps its own id"}},
+			Summary: "Replace the whole state with a snapshot file (body: the file, Content-Type: " + SnapshotMediaType + "). The file is checked whole first; a corrupt, truncated or foreign one is refused with 422 and changes nothing; a snapshot of another cluster is refused with 409 cluster_mismatch (details: snapshot_cluster_id, cluster_id) unless force=true. Answer: the restored header. svcctl snapshot restore [-force] FILE.",
+			Handle:  s.handleSnapshotRestore},
 	}
 }
 
@@ -59,13 +61,27 @@ func (s *Server) handleSnapshotRestore(w http.ResponseWriter, r *http.Request) e
 		}
 		return api.Unprocessable("invalid_snapshot", "snapshot refused, nothing changed: %v", err)
 	}
-	if err := s.node.RestoreBackup(r.Context(), hdr, payload); err != nil {
+	force := false
+	switch v := r.URL.Query().Get("force"); v {
+	case "", "false", "0":
+	case "true", "1":
+		force = true
+	default:
+		return api.Unprocessable("invalid_field", "force=%q: want true or false", v)
+	}
+	forced := force && hdr.ClusterID != "" && hdr.ClusterID != s.node.ClusterID()
+	if err := s.node.RestoreBackup(r.Context(), hdr, payload, force); err != nil {
+		var mismatch *raftstore.ClusterMismatchError
+		if errors.As(err, &mismatch) {
+			return api.Conflict("cluster_mismatch", "%v", err).WithDetails(map[string]any{
+				"snapshot_cluster_id": mismatch.Snapshot, "cluster_id": mismatch.Cluster})
+		}
 		if errors.Is(err, raftstore.ErrNotLeader) {
 			return api.Unavailable("not_leader", "only the leader restores a snapshot; nothing changed")
 		}
 		return api.Unavailable("restore_failed", "%v", err)
 	}
 	s.log.Warn("state replaced from a snapshot", "index", hdr.Index, "term", hdr.Term, "cluster_id", hdr.ClusterID, "created_at", hdr.CreatedAt)
-	api.WriteOK(w, map[string]any{"restored": hdr, "applied_index": s.node.AppliedIndex()})
+	api.WriteOK(w, map[string]any{"restored": hdr, "applied_index": s.node.AppliedIndex(), "cluster_id": s.node.ClusterID(), "forced": forced})
 	return nil
 }

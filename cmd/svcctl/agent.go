@@ -1,18 +1,20 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
-
-	"github.com/gorilla/websocket"
+	"time"
 )
 
-const agentUsage = "agent status|sessions [ID]|create -cwd DIR [-purpose P] | create -resume ID|turn [-wait-ms N] ID TEXT...|watch [ID]   agent sessions (through /v1/agent; watch streams agentd's events)"
+const agentUsage = "agent status|sessions [ID]|create -cwd DIR [-purpose P] | create -resume ID|turn [-wait-ms N] ID TEXT...|watch [-format json] [ID]   agent sessions (through /v1/agent; watch streams GET /v1/agent/events, one line per event)"
 
 // runAgent is `svcctl agent …`, over the main daemon's /v1/agent proxy.
 func runAgent(ctx context.Context, c *client, args []string) error {
@@ -59,59 +61,142 @@ func runAgent(ctx context.Context, c *client, args []string) error {
 		_, err := c.call(ctx, http.MethodPost, "/v1/agent/turn", body, true)
 		return err
 	case "watch":
-		if len(args) > 2 {
+		fs := c.flags("agent watch", "usage: svcctl agent watch [-format human|json] [SESSION_ID]\n\n"+
+			"Streams agentd's events through the main daemon (GET /v1/agent/events, with the token) until Ctrl-C:\n"+
+			"one line per event (time, type, session, text); -format json prints agentd's JSON events as they come.\n"+
+			"With SESSION_ID, that session's events only. Ends with an error when agentd stops or restarts.\n\nexample:\n  svcctl agent watch ses_0123456789abcdef\n\nflags:")
+		if err := c.parse(fs, args[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() > 1 {
 			break
 		}
-		session := ""
-		if len(args) == 2 {
-			session = args[1]
-		}
-		return watchAgent(ctx, c, session)
+		return watchAgent(ctx, c, fs.Arg(0))
 	}
 	return usageError("usage: svcctl " + agentUsage)
 }
 
-// watchAgent finds agentd through GET /v1/agent and streams its event
-// WebSocket to the terminal, one JSON event per line, until interrupted.
+// watchAgent streams GET /v1/agent/events (server-sent events through the
+// main daemon, with the token) until interrupted: one line per event,
+// human (time, type, session, text) by default, agentd's JSON with -format
+// json. The stream's end event (agentd stopped or restarted) ends the
+// command with its error.
 func watchAgent(ctx context.Context, c *client, session string) error {
-	quiet := *c
-	quiet.out = discard{}
-	raw, err := quiet.call(ctx, http.MethodGet, "/v1/agent", nil, false)
+	path := "/v1/agent/events"
+	if session != "" {
+		path += "?sessionId=" + url.QueryEscape(session)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
 	if err != nil {
 		return err
 	}
-	var st struct {
-		Data struct {
-			Proxy struct {
-				AgentdURL string `json:"agentd_url"`
-			} `json:"proxy"`
-		} `json:"data"`
+	req.Header.Set("Accept", "text/event-stream")
+	if err := c.authorize(req, true); err != nil {
+		return err
 	}
-	if err := json.Unmarshal(raw, &st); err != nil || st.Data.Proxy.AgentdURL == "" {
-		return fmt.Errorf("GET /v1/agent did not say where agentd is")
-	}
-	wsURL := "ws" + strings.TrimPrefix(st.Data.Proxy.AgentdURL, "http") + "/v1/agentd/events"
-	conn, _, err := websocket.DefaultDialer.DialContext(ctx, wsURL, nil)
+	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("agentd events at %s: %w", wsURL, err)
+		return err
 	}
-	defer conn.Close()
-	go func() { <-ctx.Done(); conn.Close() }()
-	if session != "" {
-		if err := conn.WriteJSON(map[string]any{"type": "subscribe", "sessionId": session}); err != nil {
-			return err
-		}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return c.failure(http.MethodGet, path, resp, raw)
 	}
-	for {
-		_, msg, err := conn.ReadMessage()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
+	return readAgentEvents(ctx, resp.Body, c.format, c.out)
+}
+
+// readAgentEvents prints the server-sent events of /v1/agent/events.
+func readAgentEvents(ctx context.Context, body io.Reader, format string, out io.Writer) error {
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 64*1024), 16<<20)
+	event := ""
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			event = ""
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			data := strings.TrimPrefix(line, "data: ")
+			if event == "open" {
+				if format == formatJSON {
+					fmt.Fprintf(out, "{\"event\":\"open\",\"data\":%s}\n", data)
+				} else {
+					fmt.Fprintln(out, "watching agentd's events; Ctrl-C ends")
+				}
+				continue
 			}
-			return fmt.Errorf("event stream ended: %w", err)
+			if event == "end" {
+				var end struct {
+					Reason string `json:"reason"`
+					Error  struct {
+						Code    string `json:"code"`
+						Message string `json:"message"`
+					} `json:"error"`
+				}
+				_ = json.Unmarshal([]byte(data), &end)
+				if format == formatJSON {
+					fmt.Fprintf(out, "{\"event\":\"end\",\"data\":%s}\n", data)
+				}
+				return fmt.Errorf("event stream ended (%s): %s: %s", end.Reason, end.Error.Code, end.Error.Message)
+			}
+			if format == formatJSON {
+				fmt.Fprintln(out, data)
+				continue
+			}
+			fmt.Fprintln(out, humanAgentEvent(data))
 		}
-		_, _ = c.out.Write(append(msg, '\n'))
 	}
+	if ctx.Err() != nil {
+		return nil // interrupted
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("event stream broken: %w", err)
+	}
+	return fmt.Errorf("event stream closed by the daemon without an end event")
+}
+
+// humanAgentEvent is one event as a line: time, type, session, then the
+// delta (quoted, so a newline in it stays on the line) or message.
+func humanAgentEvent(data string) string {
+	var e struct {
+		Type      string    `json:"type"`
+		SessionID string    `json:"sessionId"`
+		TurnID    string    `json:"turnId"`
+		Delta     string    `json:"delta"`
+		Message   string    `json:"message"`
+		At        time.Time `json:"at"`
+		Error     *struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(data), &e) != nil {
+		return data
+	}
+	if e.Type == "" && e.Error != nil {
+		return "error " + e.Error.Code + ": " + e.Error.Message
+	}
+	parts := []string{}
+	if !e.At.IsZero() {
+		parts = append(parts, e.At.Local().Format("15:04:05.000"))
+	}
+	parts = append(parts, e.Type)
+	if e.SessionID != "" {
+		parts = append(parts, e.SessionID)
+	}
+	if e.TurnID != "" {
+		parts = append(parts, "turn="+e.TurnID)
+	}
+	if e.Delta != "" {
+		parts = append(parts, strconv.Quote(e.Delta))
+	}
+	if e.Message != "" {
+		parts = append(parts, e.Message)
+	}
+	return strings.Join(parts, " ")
 }
 
 type discard struct{}

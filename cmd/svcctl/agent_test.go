@@ -69,9 +69,11 @@ func TestAgentCommands(t *testing.T) {
 	watched := &lockedBuf{}
 	done := make(chan error, 1)
 	go func() {
-		done <- runAgent(ctx, newClient(d.URL, d.Token, func(string) string { return "" }, watched), []string{"watch", id})
+		c := newClient(d.URL, d.Token, func(string) string { return "" }, watched)
+		c.format = formatJSON
+		done <- runAgent(ctx, c, []string{"watch", id})
 	}()
-	for !strings.Contains(watched.String(), `"agentd/ack"`) {
+	for !strings.Contains(watched.String(), `{"event":"open"`) {
 		if ctx.Err() != nil {
 			t.Fatalf("watch never subscribed: %s", watched.String())
 		}

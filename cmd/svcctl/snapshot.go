@@ -13,7 +13,7 @@ import (
 	"github.com/svcd/svcd/raftstore/snapfile"
 )
 
-const snapshotUsage = "snapshot save|restore FILE   back up the raft state into FILE, or replace the state with FILE (token)"
+const snapshotUsage = "snapshot save FILE | restore [-force] FILE   back up the raft state into FILE, or replace the state with FILE (token; -force: a snapshot of another cluster)"
 
 // snapshotMediaType matches supervisor.SnapshotMediaType (svcctl does not
 // import the supervisor).
@@ -23,13 +23,16 @@ const snapshotMediaType = "application/vnd.svcd.snapshot"
 const maxSnapshotFile = 256 << 20
 
 func runSnapshot(ctx context.Context, c *client, args []string) error {
+	if len(args) == 3 && args[0] == "restore" && (args[1] == "-force" || args[1] == "--force") {
+		return snapshotRestore(ctx, c, args[2], true)
+	}
 	if len(args) != 2 || (args[0] != "save" && args[0] != "restore") {
 		return usageError("usage: svcctl " + snapshotUsage)
 	}
 	if args[0] == "save" {
 		return snapshotSave(ctx, c, args[1])
 	}
-	return snapshotRestore(ctx, c, args[1])
+	return snapshotRestore(ctx, c, args[1], false)
 }
 
 // snapshotSave streams GET /v1/snapshot into a temporary file beside FILE,
@@ -86,8 +89,9 @@ func snapshotSave(ctx context.Context, c *client, path string) error {
 }
 
 // snapshotRestore checks FILE here first (a bad file is refused without a
-// request), then posts it to POST /v1/snapshot/restore.
-func snapshotRestore(ctx context.Context, c *client, path string) error {
+// request), then posts it to POST /v1/snapshot/restore (force=true with
+// -force: a snapshot of another cluster is taken too).
+func snapshotRestore(ctx context.Context, c *client, path string, force bool) error {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -99,7 +103,11 @@ func snapshotRestore(ctx context.Context, c *client, path string) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/v1/snapshot/restore", bytes.NewReader(raw))
+	url := c.base + "/v1/snapshot/restore"
+	if force {
+		url += "?force=true"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(raw))
 	if err != nil {
 		return err
 	}
@@ -114,9 +122,9 @@ func snapshotRestore(ctx context.Context, c *client, path string) error {
 	if err != nil {
 		return err
 	}
-	c.print(body)
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("POST /v1/snapshot/restore: %s", resp.Status)
+		return c.failure(http.MethodPost, "/v1/snapshot/restore", resp, body)
 	}
+	c.print(body)
 	return nil
 }

@@ -43,4 +43,31 @@ func TestSnapshotCommands(t *testing.T) {
 	if code, _, _ := svcctlJSON(t, d, "snapshot", "save"); code != 2 {
 		t.Fatalf("usage: exit %d", code)
 	}
+
+	// A snapshot of another cluster: refused with the daemon's error naming
+	// both ids, state unchanged; -force restores it.
+	other := harness.Start(t, harness.Options{})
+	if r := other.Do("POST", "/v1/system/drain", map[string]string{"reason": "other cluster"}); r.Status != 200 {
+		t.Fatalf("drain other: %d", r.Status)
+	}
+	foreign := filepath.Join(t.TempDir(), "other.snap")
+	if code, out, errOut := svcctlJSON(t, other, "snapshot", "save", foreign); code != 0 {
+		t.Fatalf("save other: exit %d %s %s", code, out, errOut)
+	}
+	idOf := func(h *harness.Daemon) string {
+		return h.Do("GET", "/v1/cluster", nil).JSON(t)["data"].(map[string]any)["cluster_id"].(string)
+	}
+	code, _, errOut = svcctl(t, d, "snapshot", "restore", foreign)
+	if code != 1 || !strings.Contains(errOut, "409") || !strings.Contains(errOut, "cluster_mismatch") || !strings.Contains(errOut, idOf(d)) || !strings.Contains(errOut, idOf(other)) {
+		t.Fatalf("restore of another cluster's snapshot: exit %d\n%s", code, errOut)
+	}
+	if st := d.Do("GET", "/v1/system/state", nil).JSON(t)["data"].(map[string]any); st["reason"] != "before-save" {
+		t.Fatalf("refused restore changed the state: %v", st)
+	}
+	if code, out, errOut := svcctlJSON(t, d, "snapshot", "restore", "-force", foreign); code != 0 || !strings.Contains(out, `"forced": true`) {
+		t.Fatalf("restore -force: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if st := d.Do("GET", "/v1/system/state", nil).JSON(t)["data"].(map[string]any); st["reason"] != "other cluster" {
+		t.Fatalf("forced restore: state %v", st)
+	}
 }

@@ -68,7 +68,12 @@ func (c *Cluster) Watch(ctx context.Context, onChange func(leader bool)) {
 	announce := func() {
 		for attempt := 0; attempt < 20 && ctx.Err() == nil; attempt++ {
 			actx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			_, err := c.opts.Node.Apply(actx, raftstore.CmdClusterLeader, raftstore.ClusterLeader{NodeID: c.opts.NodeID, APIAddr: c.opts.APIAdvertise, Term: c.opts.Node.Term()})
+			// The cluster's id first: a new cluster, or a data dir from
+			// before the id was replicated, gets it from its first leader.
+			_, err := c.opts.Node.EnsureClusterID(actx)
+			if err == nil {
+				_, err = c.opts.Node.Apply(actx, raftstore.CmdClusterLeader, raftstore.ClusterLeader{NodeID: c.opts.NodeID, APIAddr: c.opts.APIAdvertise, Term: c.opts.Node.Term()})
+			}
 			if err == nil {
 				_, err = c.opts.Node.Apply(actx, raftstore.CmdClusterMember, c.Self())
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/workers/agentd/codexrpc"
+	"github.com/svcd/svcd/workers/pluginkit"
 )
 
 // Config is what agentd runs with.
@@ -76,6 +77,10 @@ type Daemon struct {
 	stop     chan struct{}
 	wg       sync.WaitGroup
 	m        *daemonMetrics // metrics.go
+	// spawner forks the child from one pinned thread, so its parent-death
+	// signal fires when agentd dies and not when a Go thread retires.
+	spawner *pluginkit.Spawner
+	marker  string // ChildMarkerEnv's value for this instance's children (childreap.go)
 }
 
 type childStatus struct {
@@ -107,7 +112,10 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	}
 	d := &Daemon{cfg: cfg, log: log, store: st, hub: newHub(), sessions: sessions,
 		byThread: map[string]string{}, loaded: map[string]bool{}, waiters: map[string][]chan struct{}{},
-		started: time.Now(), stop: make(chan struct{}), m: newDaemonMetrics()}
+		started: time.Now(), stop: make(chan struct{}), m: newDaemonMetrics(), spawner: pluginkit.NewSpawner(), marker: newID("agc_")}
+	if pids := reapStaleChild(cfg.DataDir); len(pids) > 0 {
+		log.Warn("killed what was left of the previous agentd's Codex child", "pids", pids)
+	}
 	for id, s := range sessions {
 		if s.ThreadID != "" {
 			d.byThread[s.ThreadID] = id
@@ -138,6 +146,10 @@ func (d *Daemon) Close() {
 		c.Close()
 	}
 	d.wg.Wait()
+	// The child is gone; what it started in a session of its own is not.
+	killMarked(d.marker)
+	forgetChild(d.cfg.DataDir)
+	d.spawner.Close()
 	d.hub.close()
 }
 
@@ -171,13 +183,17 @@ func (d *Daemon) superviseChild() {
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		env := []string{}
+		env := []string{ChildMarkerEnv + "=" + d.marker}
 		if d.cfg.CodexHome != "" {
 			env = append(env, "CODEX_HOME="+d.cfg.CodexHome)
 		}
+		recordChild(d.cfg.DataDir, d.marker, 0) // the marker before the fork: a kill mid-start leaves nothing unknown
 		c, err := codexrpc.Start(ctx, codexrpc.Options{Command: d.cfg.Command, Env: env,
-			OnNotification: d.onNotification, OnRequest: d.onRequest})
+			OnNotification: d.onNotification, OnRequest: d.onRequest, Spawn: d.spawner.Do})
 		cancel()
+		if c != nil {
+			recordChild(d.cfg.DataDir, d.marker, c.Pid())
+		}
 		d.mu.Lock()
 		if d.closed {
 			d.mu.Unlock()

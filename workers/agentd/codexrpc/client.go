@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,6 +33,13 @@ type Options struct {
 	OnSend func(line []byte)
 	// Stderr receives the child's stderr (default: discarded).
 	Stderr io.Writer
+	// Spawn runs start (which forks the child) on an OS thread that lives
+	// as long as the calling process (pluginkit.Spawner.Do): the child's
+	// parent-death signal fires when the thread that forked it exits, so a
+	// child forked from an arbitrary Go thread could be killed at random.
+	// Nil: start runs on the caller's goroutine, locked to its thread for
+	// the fork (fine for tests and short-lived callers).
+	Spawn func(ctx context.Context, start func() error) error
 }
 
 // RPCError is an error the child answered.
@@ -84,7 +92,12 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 	cmd.Dir = opts.Dir
 	// Its own process group: the npm `codex` launcher is a node script that
 	// runs the native binary as a child, and a kill must reach both.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// SIGKILL when agentd dies, even by SIGKILL: otherwise the child ends
+	// only once it notices its stdin closed, which a busy turn may not do
+	// for a long time. Pdeathsig is not inherited: the launcher's native
+	// child loses its stdin and exits, and agentd's next start kills what is
+	// left of the group (agentd's childreap.go).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if opts.Stderr != nil {
 		cmd.Stderr = opts.Stderr
 	}
@@ -96,7 +109,11 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	spawn := opts.Spawn
+	if spawn == nil {
+		spawn = lockedStart
+	}
+	if err := spawn(ctx, cmd.Start); err != nil {
 		return nil, fmt.Errorf("start %v: %w", opts.Command, err)
 	}
 	c := &Client{opts: opts, cmd: cmd, stdin: stdin, pending: map[int64]chan result{}, done: make(chan struct{})}
@@ -111,6 +128,13 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// lockedStart forks on the caller's thread, locked for the fork.
+func lockedStart(_ context.Context, start func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return start()
 }
 
 // childEnviron drops secrets the agent must not see: the shared token and
