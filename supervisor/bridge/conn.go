@@ -36,7 +36,7 @@ type Conn struct {
 	clientID    string
 	browser     string
 	platforms   []string // declared in the hello (validated: platform_a/b/c only)
-	auth        string // how the hello authenticated: token or credential
+	auth        string   // how the hello authenticated: token or credential
 	connectedAt time.Time
 	lastSeen    atomic.Int64 // unix nanos of the last inbound frame
 
