@@ -24,6 +24,7 @@ func newTestServer(t testing.TB) (*Server, *httptest.Server) {
 	if err != nil {
 		t.Fatalf("new server: %v", err)
 	}
+	s.errTap = seenErrors.record // errorcodes_test.go
 	hs := httptest.NewServer(s.Handler())
 	t.Cleanup(func() {
 		hs.Close()
