@@ -106,6 +106,20 @@ func metricsRound(t *testing.T, r *agentRig, plat *fakeplugin.Platform, tag stri
 	client := "metrics-client-" + tag
 	p := connectPlugin(t, d, client, plat)
 	capture(t, d, p, "platform_a", "acct-"+tag, map[string]string{"Authorization": "Bearer x"})
+	// The client counts under the platform it captured credentials on, and
+	// the platform label holds the bridge's platforms, other and none only.
+	mfs, _ := scrape(t, d)
+	if v := value(mfs, "svcd_bridge_clients", map[string]string{"platform": "platform_a"}); v < 1 {
+		t.Errorf("svcd_bridge_clients{platform=platform_a} = %v after a capture on platform_a, want >= 1", v)
+	}
+	for _, m := range mfs["svcd_bridge_clients"].GetMetric() {
+		switch l := m.GetLabel(); {
+		case len(l) != 1 || l[0].GetName() != "platform":
+			t.Errorf("svcd_bridge_clients labels %v, want platform only", l)
+		case !strings.Contains(" platform_a platform_b platform_c other none ", " "+l[0].GetValue()+" "):
+			t.Errorf("svcd_bridge_clients{platform=%q}: not a bounded platform value", l[0].GetValue())
+		}
+	}
 	_ = p.SendRaw([]byte(`{"type":"no_such_type_` + tag + `"}`))
 	if err := p.WaitCount(3*time.Second, bridgeproto.TypeError, 1); err != nil {
 		t.Fatal(err)

@@ -86,42 +86,90 @@ var conventions = map[string]any{
 }
 
 func (s *Server) handleDescribeIndex(w http.ResponseWriter, r *http.Request) error {
-	api.WriteOK(w, map[string]any{
-		"name":        "svcd",
-		"description": "Local control and browser-relay service. Read a scoped describe before calling anything else.",
-		"describes": []map[string]string{
-			{"path": "/describe/business", "scope": ScopeBusiness, "summary": "browser requests, agent sessions, renewal automation, read-only queries"},
-			{"path": "/describe/control", "scope": ScopeControl, "summary": "system control, plugin management, status views, host operations"},
+	api.WriteOK(w, describeIndex{
+		Name:        "svcd",
+		Description: "Local control and browser-relay service. Read a scoped describe before calling anything else.",
+		Describes: []describeRef{
+			{Path: "/describe/business", Scope: ScopeBusiness, Summary: "browser requests, agent sessions, renewal automation, read-only queries"},
+			{Path: "/describe/control", Scope: ScopeControl, Summary: "system control, plugin management, status views, host operations"},
 		},
-		"recommended_order": recommendedOrder,
-		"discovery":         s.docs(func(rt Route) bool { return rt.Scope == ScopeDiscovery }),
-		"conventions":       conventions,
+		RecommendedOrder: recommendedOrder,
+		Discovery:        s.docs(func(rt Route) bool { return rt.Scope == ScopeDiscovery }),
+		Conventions:      conventions,
 	})
 	return nil
 }
 
+// describeIndex is GET /describe's data. Fields here and below are in the
+// order the maps they replaced encoded them (byte-compatible answers).
+type describeIndex struct {
+	Conventions      map[string]any `json:"conventions"`
+	Describes        []describeRef  `json:"describes"`
+	Description      string         `json:"description"`
+	Discovery        []RouteDoc     `json:"discovery"`
+	Name             string         `json:"name"`
+	RecommendedOrder []string       `json:"recommended_order"`
+}
+
+type describeRef struct {
+	Path    string `json:"path"`
+	Scope   string `json:"scope"`
+	Summary string `json:"summary"`
+}
+
+// describeScope is GET /describe/business's and /describe/control's data;
+// HostOperations and SystemModes are on the control surface only.
+type describeScope struct {
+	Conventions      map[string]any `json:"conventions"`
+	Description      string         `json:"description"`
+	HostOperations   *hostopsDoc    `json:"host_operations,omitempty"`
+	Instructions     map[string]any `json:"instructions"`
+	Name             string         `json:"name"`
+	RecommendedOrder []string       `json:"recommended_order"`
+	Routes           []RouteDoc     `json:"routes"`
+	Surface          string         `json:"surface"`
+	SystemModes      []string       `json:"system_modes,omitempty"`
+}
+
+// hostopsDoc is the host_operations section of GET /describe/control.
+type hostopsDoc struct {
+	Auth   string         `json:"auth"`
+	Limits map[string]any `json:"limits"`
+	Notes  []string       `json:"notes"`
+	Result string         `json:"result"`
+	Routes []RouteDoc     `json:"routes"`
+}
+
+// capabilitiesAnswer is GET /v1/capabilities's data.
+type capabilitiesAnswer struct {
+	Cautions   []string   `json:"cautions"`
+	Diagnostic []RouteDoc `json:"diagnostic"`
+	Read       []RouteDoc `json:"read"`
+	Write      []RouteDoc `json:"write"`
+}
+
 func (s *Server) handleDescribeScope(scope string) HandlerFn {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		doc := map[string]any{
-			"name":              "svcd",
-			"surface":           scope,
-			"recommended_order": recommendedOrder,
-			"routes":            s.docs(func(rt Route) bool { return rt.Scope == scope }),
-			"conventions":       conventions,
-			"instructions":      instructionsDescribe(),
+		doc := describeScope{
+			Name:             "svcd",
+			Surface:          scope,
+			RecommendedOrder: recommendedOrder,
+			Routes:           s.docs(func(rt Route) bool { return rt.Scope == scope }),
+			Conventions:      conventions,
+			Instructions:     instructionsDescribe(),
 		}
 		if scope == ScopeControl {
-			doc["description"] = "System control (automation mode), plugin management, status views and host operations."
-			doc["system_modes"] = []string{"running", "paused", "draining"}
-			doc["host_operations"] = map[string]any{
-				"auth":   "Authorization: Bearer <SVC_SHARED_TOKEN>; missing or wrong gives 401 before anything runs",
-				"result": "outcome in data.ok, payload in data.result",
-				"routes": s.docs(func(rt Route) bool { return rt.Area == "hostops" }),
-				"limits": s.hostopsLimits(),
-				"notes":  hostopsNotes,
+			doc.Description = "System control (automation mode), plugin management, status views and host operations."
+			doc.SystemModes = []string{"running", "paused", "draining"}
+			doc.HostOperations = &hostopsDoc{
+				Auth:   "Authorization: Bearer <SVC_SHARED_TOKEN>; missing or wrong gives 401 before anything runs",
+				Result: "outcome in data.ok, payload in data.result",
+				Routes: s.docs(func(rt Route) bool { return rt.Area == "hostops" }),
+				Limits: s.hostopsLimits(),
+				Notes:  hostopsNotes,
 			}
 		} else {
-			doc["description"] = "Business topics: relayed browser requests, agent sessions, renewal automation and read-only queries."
+			doc.Description = "Business topics: relayed browser requests, agent sessions, renewal automation and read-only queries."
 		}
 		api.WriteOK(w, doc)
 		return nil
@@ -130,11 +178,11 @@ func (s *Server) handleDescribeScope(scope string) HandlerFn {
 
 func (s *Server) handleCapabilities(w http.ResponseWriter, r *http.Request) error {
 	byKind := func(kind string) []RouteDoc { return s.docs(func(rt Route) bool { return rt.Kind == kind }) }
-	api.WriteOK(w, map[string]any{
-		"read":       byKind(KindRead),
-		"write":      byKind(KindWrite),
-		"diagnostic": byKind(KindDiagnostic),
-		"cautions": []string{
+	api.WriteOK(w, capabilitiesAnswer{
+		Read:       byKind(KindRead),
+		Write:      byKind(KindWrite),
+		Diagnostic: byKind(KindDiagnostic),
+		Cautions: []string{
 			"write routes change durable state: read GET /v1/system/state first",
 			"host operations run on this host with the daemon's privileges and need the bearer token",
 			"while the system is paused, ordinary instructions are recorded as system_paused and not run",

@@ -173,3 +173,73 @@ func BenchmarkStateHandlerMetrics(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMetricsCostInterleaved is P4metrics' question asked so that a
+// loaded machine cannot answer it by accident: the in-process handler chain
+// of GET /v1/system/state with metrics on and off, in alternating blocks of
+// 500 calls within one loop (load lands on both sides alike). It reports
+// each side's ns/call and on/off as "ratio"; the goal is below 1.03.
+func BenchmarkMetricsCostInterleaved(b *testing.B) {
+	_, on := newTestServer(b)
+	b.Setenv(metricsOffEnv, "1")
+	_, off := newTestServer(b)
+	req := httptest.NewRequest("GET", "/v1/system/state", nil)
+	req.Host = "127.0.0.1"
+	call := func(h http.Handler) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			b.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+	}
+	const block = 500
+	var onT, offT time.Duration
+	calls := 0
+	for i := 0; i < 2*block; i++ { // warm both
+		call(on.Config.Handler)
+		call(off.Config.Handler)
+	}
+	b.ResetTimer()
+	for calls < b.N {
+		first, second := on.Config.Handler, off.Config.Handler
+		swap := (calls/block)%2 == 1
+		if swap {
+			first, second = second, first
+		}
+		t0 := time.Now()
+		for j := 0; j < block; j++ {
+			call(first)
+		}
+		t1 := time.Now()
+		for j := 0; j < block; j++ {
+			call(second)
+		}
+		t2 := time.Now()
+		d1, d2 := t1.Sub(t0), t2.Sub(t1)
+		if swap {
+			d1, d2 = d2, d1
+		}
+		onT, offT = onT+d1, offT+d2
+		calls += block
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(onT.Nanoseconds())/float64(calls), "on_ns/call")
+	b.ReportMetric(float64(offT.Nanoseconds())/float64(calls), "off_ns/call")
+	b.ReportMetric(float64(onT)/float64(offT), "ratio")
+}
+
+// BenchmarkInstrumentWrapper is what metrics add to one request: the
+// instrument wrapper (status counter, latency histogram) around a handler
+// that does nothing.
+func BenchmarkInstrumentWrapper(b *testing.B) {
+	s, _ := newTestServer(b)
+	req := httptest.NewRequest("GET", "/v1/system/state", nil)
+	wrapped := s.metrics.instrument("GET /v1/system/state", http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	rw := responseWriterOf(httptest.NewRecorder())
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rw.wrote = false
+		wrapped.ServeHTTP(rw, req)
+	}
+}

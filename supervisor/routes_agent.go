@@ -29,7 +29,7 @@ func (s *Server) agentRoutes() []Route {
 	agentErrors := func() openapi.Codes { return openapi.Codes{http.StatusServiceUnavailable: {"agent_unavailable"}} }
 	return []Route{
 		{Method: "GET", Path: "/v1/agent", Name: "agent.status", Area: "agent", Scope: ScopeBusiness, Kind: KindRead, Local: true,
-			Response: map[string]any{}, Errors: agentErrors(),
+			Response: agentproxy.Summary{}, Errors: agentErrors(),
 			Summary: "agent proxy status: agentd's daemon and child state, session summaries, available routes (503 agent_unavailable when agentd is down)",
 			Handle: func(w http.ResponseWriter, r *http.Request) error {
 				sum, err := p.Summary(r.Context(), paths)

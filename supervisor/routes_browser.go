@@ -54,7 +54,10 @@ func (s *Server) browserRoutes() []Route {
 		http.StatusBadGateway:          {"relay_failed", "response_too_large", "client_disconnected"},
 		http.StatusGatewayTimeout:      {"relay_timeout"},
 	}
-	actionErrors := openapi.Codes{http.StatusUnprocessableEntity: {"missing_field", "invalid_action", "invalid_platform"}}
+	actionErrors := openapi.Codes{http.StatusUnprocessableEntity: {"missing_field", "invalid_action", "invalid_platform"},
+		// bridge.Hub.Act and Pick
+		http.StatusServiceUnavailable: {"no_browser_client", "client_gone"}, http.StatusConflict: {"unknown_client", "duplicate_request_id"},
+		http.StatusGatewayTimeout: {"action_timeout", "action_cancelled"}}
 	return []Route{
 		ws("/ws/browser", "browser.ws"),
 		compat,
@@ -76,7 +79,7 @@ func (s *Server) browserRoutes() []Route {
 			Handle:  s.handleBrowserRequest("")},
 		{Method: http.MethodPost, Path: "/v1/browser/request/cancel", Name: "browser.request_cancel", Area: "browser", Scope: ScopeBusiness, Kind: KindWrite,
 			Body:    []Field{{Name: "platform", Type: "string", Required: true}, {Name: "requestId", Type: "string", Required: true}},
-			Request: cancelRequest{}, Response: map[string]any{},
+			Request: cancelRequest{}, Response: cancelAnswer{},
 			Errors:  openapi.Codes{http.StatusUnprocessableEntity: {"missing_field", "invalid_platform"}, http.StatusNotFound: {"unknown_request"}},
 			Summary: "Cancel an in-flight relayed request or stream: request_cancel goes to the client that carries it. 404 for an unknown requestId.",
 			Handle:  s.handleBrowserCancel},
@@ -91,7 +94,7 @@ func (s *Server) browserRoutes() []Route {
 			Request: browserRequest{}, Response: bufferedAnswer{}, Errors: relayErrors,
 			Summary: "Legacy: POST /v1/browser/request with platform platform_a.", Handle: s.handleBrowserRequest(bridgeproto.PlatformA)},
 		{Method: http.MethodGet, Path: "/v1/browser/platform_a/current", Name: "browser.platform_a.current", Area: "browser", Scope: ScopeBusiness, Kind: KindRead,
-			Response: map[string]any{}, Errors: openapi.Codes{http.StatusServiceUnavailable: {"no_browser_client"}},
+			Response: currentAnswer{}, Errors: openapi.Codes{http.StatusServiceUnavailable: {"no_browser_client"}},
 			Summary: "Legacy: the latest platform_a relay result held by this daemon (status, safe headers, body), or result null. 503 with no client.",
 			Handle:  s.handleBrowserCurrent},
 	}
@@ -155,14 +158,30 @@ func (s *Server) handleBrowserCancel(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	api.WriteOK(w, map[string]any{"requestId": q.RequestID, "platform": q.Platform, "clientId": clientID, "cancelled": true})
+	api.WriteOK(w, cancelAnswer{Cancelled: true, ClientID: clientID, Platform: q.Platform, RequestID: q.RequestID})
 	return nil
+}
+
+// cancelAnswer is POST /v1/browser/request/cancel's data. Fields in the
+// order the map it replaced encoded them (byte-compatible answers).
+type cancelAnswer struct {
+	Cancelled bool   `json:"cancelled"`
+	ClientID  string `json:"clientId"`
+	Platform  string `json:"platform"`
+	RequestID string `json:"requestId"`
+}
+
+// currentAnswer is GET /v1/browser/platform_a/current's data: the latest
+// platform_a relay result (null before the first).
+type currentAnswer struct {
+	Platform string              `json:"platform"`
+	Result   *bridge.RelayResult `json:"result"`
 }
 
 func (s *Server) handleBrowserCurrent(w http.ResponseWriter, r *http.Request) error {
 	if s.browser.hub.Connected() == 0 {
 		return api.Unavailable("no_browser_client", "no browser bridge client is connected")
 	}
-	api.WriteOK(w, map[string]any{"platform": bridgeproto.PlatformA, "result": s.browser.hub.Latest()})
+	api.WriteOK(w, currentAnswer{Platform: bridgeproto.PlatformA, Result: s.browser.hub.Latest()})
 	return nil
 }

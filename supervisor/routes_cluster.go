@@ -74,11 +74,11 @@ func (s *Server) clusterRoutes() []Route {
 	}
 	return []Route{
 		{Method: http.MethodGet, Path: "/v1/cluster", Name: "cluster.list", Area: "cluster", Scope: ScopeControl, Kind: KindRead,
-			Response: map[string]any{}, Errors: openapi.Codes{http.StatusServiceUnavailable: {"store_unavailable"}},
+			Response: clusterAnswer{}, Errors: openapi.Codes{http.StatusServiceUnavailable: {"store_unavailable"}},
 			Summary: "Cluster members: node_id, raft_addr, api_addr, kind (node or witness), suffrage, role (leader, standby, witness), last_contact, seen_at; plus this node's role, the leader and the applied index, and cluster_id (created once by the cluster's first leader, the same on every node; snapshots carry it).",
 			Handle:  s.handleClusterList},
 		{Method: http.MethodPost, Path: "/v1/cluster/join", Name: "cluster.join", Area: "cluster", Scope: ScopeControl, Kind: KindWrite, Auth: true,
-			Request: cluster.JoinRequest{}, Response: map[string]any{}, Errors: changeErrors,
+			Request: cluster.JoinRequest{}, Response: clusterAnswer{}, Errors: changeErrors,
 			Body: []Field{
 				{Name: "node_id", Type: "string", Required: true},
 				{Name: "raft_addr", Type: "string", Required: true, Note: "host:port the node's raft listens on (authenticated with the cluster key)"},
@@ -89,7 +89,7 @@ func (s *Server) clusterRoutes() []Route {
 			Summary: "Add a node as a voter (run on the leader; a standby forwards it). svcd serve -join and svcd witness call it.",
 			Handle:  s.handleClusterJoin},
 		{Method: http.MethodPost, Path: "/v1/cluster/remove", Name: "cluster.remove", Area: "cluster", Scope: ScopeControl, Kind: KindWrite, Auth: true,
-			Request: removeRequest{}, Response: map[string]any{}, Errors: changeErrors,
+			Request: removeRequest{}, Response: clusterAnswer{}, Errors: changeErrors,
 			Body:    []Field{{Name: "node_id", Type: "string", Required: true}},
 			Summary: "Remove a member from the cluster (404 unknown_member).",
 			Handle:  s.handleClusterRemove},
@@ -101,8 +101,17 @@ func (s *Server) handleClusterList(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return api.Unavailable("store_unavailable", "raft configuration unreadable: %v", err)
 	}
-	api.WriteOK(w, map[string]any{"self": s.cfg.NodeID, "role": s.roleView(), "members": members, "cluster_id": s.node.ClusterID()})
+	api.WriteOK(w, clusterAnswer{ClusterID: s.node.ClusterID(), Members: members, Role: s.roleView(), Self: s.cfg.NodeID})
 	return nil
+}
+
+// clusterAnswer is GET /v1/cluster's data (and join's and remove's).
+// Fields in the order the map it replaced encoded them.
+type clusterAnswer struct {
+	ClusterID string             `json:"cluster_id,omitempty"`
+	Members   []raftstore.Server `json:"members"`
+	Role      roleView           `json:"role"`
+	Self      string             `json:"self"`
 }
 
 func (s *Server) handleClusterJoin(w http.ResponseWriter, r *http.Request) error {

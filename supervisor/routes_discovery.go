@@ -8,8 +8,12 @@ import (
 
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/systemstate"
 	"github.com/svcd/svcd/shared/version"
 	"github.com/svcd/svcd/supervisor/openapi"
+	"github.com/svcd/svcd/supervisor/status"
+	"github.com/svcd/svcd/supervisor/workermgr"
+	"github.com/svcd/svcd/workers/hostops/sandbox"
 )
 
 func (s *Server) discoveryRoutes() []Route {
@@ -18,7 +22,7 @@ func (s *Server) discoveryRoutes() []Route {
 	}
 	readyz := d(http.MethodGet, "/readyz", "readyz", KindDiagnostic,
 		"Readiness: 200 on the active (leader) node once it has recovered the work an earlier run left (503 settling until then), 503 with role and leader hint on a standby (200 there with ?standbyok=true).", s.handleReadyz)
-	readyz.Response = map[string]any{}
+	readyz.Response = readyView{}
 	readyz.Errors = openapi.Codes{http.StatusServiceUnavailable: {"settling", "standby"}}
 	readyz.Query = []Field{{Name: "standbyok", Type: "boolean", Note: "answer 200 on a standby too"}}
 	healthz := d(http.MethodGet, "/healthz", "healthz", KindDiagnostic, "Minimal liveness probe; body is the text ok.", s.handleHealthz)
@@ -29,18 +33,17 @@ func (s *Server) discoveryRoutes() []Route {
 	metrics.Raw = true
 	metrics.Response = openapi.Raw{ContentType: "text/plain", Description: "Prometheus text exposition format"}
 	typed := func(rt Route, response any) Route { rt.Response = response; return rt }
-	doc := map[string]any{}
 	return []Route{
-		typed(d(http.MethodGet, "/describe", "describe", KindRead, "Index of the scoped describes; start here.", s.handleDescribeIndex), doc),
-		typed(d(http.MethodGet, "/describe/business", "describe.business", KindRead, "Business self-description: browser requests, agent sessions, renewal, queries.", s.handleDescribeScope(ScopeBusiness)), doc),
-		typed(d(http.MethodGet, "/describe/control", "describe.control", KindRead, "Control self-description: recommended order, system control, plugin management, host_operations.", s.handleDescribeScope(ScopeControl)), doc),
-		typed(d(http.MethodGet, "/health", "health", KindDiagnostic, "Health summary including the local system state and raft role.", s.handleHealth), doc),
+		typed(d(http.MethodGet, "/describe", "describe", KindRead, "Index of the scoped describes; start here.", s.handleDescribeIndex), describeIndex{}),
+		typed(d(http.MethodGet, "/describe/business", "describe.business", KindRead, "Business self-description: browser requests, agent sessions, renewal, queries.", s.handleDescribeScope(ScopeBusiness)), describeScope{}),
+		typed(d(http.MethodGet, "/describe/control", "describe.control", KindRead, "Control self-description: recommended order, system control, plugin management, host_operations.", s.handleDescribeScope(ScopeControl)), describeScope{}),
+		typed(d(http.MethodGet, "/health", "health", KindDiagnostic, "Health summary including the local system state and raft role.", s.handleHealth), healthAnswer{}),
 		typed(d(http.MethodGet, "/version", "version", KindRead, "Light version summary.", func(w http.ResponseWriter, r *http.Request) error { api.WriteOK(w, version.Get()); return nil }), version.Info{}),
-		typed(d(http.MethodGet, "/v1/capabilities", "capabilities", KindRead, "Enabled capabilities split into read, write and diagnostic endpoints, plus cautions.", s.handleCapabilities), doc),
+		typed(d(http.MethodGet, "/v1/capabilities", "capabilities", KindRead, "Enabled capabilities split into read, write and diagnostic endpoints, plus cautions.", s.handleCapabilities), capabilitiesAnswer{}),
 		healthz,
 		readyz,
 		typed(d(http.MethodGet, "/rolez", "rolez", KindDiagnostic, "This node's leader/standby view from raft.", func(w http.ResponseWriter, r *http.Request) error { api.WriteOK(w, s.roleView()); return nil }), roleView{}),
-		typed(d(http.MethodGet, "/v1/runtime", "runtime", KindDiagnostic, "Runtime snapshot: process, memory, goroutines, config summary, raft.", s.handleRuntime), doc),
+		typed(d(http.MethodGet, "/v1/runtime", "runtime", KindDiagnostic, "Runtime snapshot: process, memory, goroutines, config summary, raft.", s.handleRuntime), runtimeAnswer{}),
 		metrics,
 		typed(d(http.MethodGet, "/v1/openapi.json", "openapi", KindRead, "This API as an OpenAPI 3.1 document generated from the route table (the bare document, not the envelope).", s.handleOpenAPI),
 			openapi.Raw{ContentType: "application/json", Description: "the OpenAPI 3.1 document"}),
@@ -58,28 +61,96 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
 	role := v.RoleInfo
 	leader := role.Role == raftstore.RoleLeader
 	settling := leader && !s.leaderSettled.Load()
-	body := map[string]any{"ready": leader && !settling, "role": role.Role, "leader_id": role.LeaderID, "leader_addr": role.LeaderAddr, "leader_api": v.LeaderAPI, "term": role.Term}
+	body := readyView{Ready: leader && !settling, Role: role.Role, LeaderID: role.LeaderID, LeaderAddr: role.LeaderAddr, LeaderAPI: v.LeaderAPI, Term: role.Term}
 	if settling {
 		// Just elected: leftover work of an earlier run is still being
 		// recovered; reads could show it as running.
-		api.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{
-			"ok":    false,
-			"error": api.ErrorField{Code: "settling", Message: "this node has just become the leader and is still recovering the work an earlier run left; retry shortly"},
-			"data":  body,
+		api.WriteJSON(w, http.StatusServiceUnavailable, notReady{
+			Error: api.ErrorField{Code: "settling", Message: "this node has just become the leader and is still recovering the work an earlier run left; retry shortly"},
+			Data:  body,
 		})
 		return nil
 	}
 	if leader || r.URL.Query().Get("standbyok") == "true" {
-		body["ready"] = true
+		body.Ready = true
 		api.WriteOK(w, body)
 		return nil
 	}
-	api.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{
-		"ok":    false,
-		"error": api.ErrorField{Code: "standby", Message: "this node is a standby; the active node is " + role.LeaderID},
-		"data":  body,
+	api.WriteJSON(w, http.StatusServiceUnavailable, notReady{
+		Error: api.ErrorField{Code: "standby", Message: "this node is a standby; the active node is " + role.LeaderID},
+		Data:  body,
 	})
 	return nil
+}
+
+// readyView is /readyz's data: this node's readiness and the leader hint.
+// Fields here and below are in the order the maps they replaced encoded
+// them (byte-compatible answers).
+type readyView struct {
+	LeaderAddr string `json:"leader_addr"`
+	LeaderAPI  string `json:"leader_api"`
+	LeaderID   string `json:"leader_id"`
+	Ready      bool   `json:"ready"`
+	Role       string `json:"role"`
+	Term       uint64 `json:"term"`
+}
+
+// notReady is /readyz's 503: the error envelope with the readiness as data.
+type notReady struct {
+	Data  readyView      `json:"data"`
+	Error api.ErrorField `json:"error"`
+	OK    bool           `json:"ok"`
+}
+
+// healthAnswer is GET /health's data.
+type healthAnswer struct {
+	// FailedWorkers names workers given up after a crash loop.
+	FailedWorkers []string           `json:"failed_workers"`
+	Raft          raftstore.RoleInfo `json:"raft"`
+	Role          string             `json:"role"`
+	Sandbox       map[string]any     `json:"sandbox"` // sandbox.Report.Levels: per layer, level and reason
+	StartedAt     time.Time          `json:"started_at"`
+	Status        string             `json:"status"`
+	System        systemstate.State  `json:"system"`
+	UptimeMs      int64              `json:"uptime_ms"`
+	Version       string             `json:"version"`
+	Workers       []status.Worker    `json:"workers"`
+}
+
+// runtimeAnswer is GET /v1/runtime's data. WorkingDir and the config's
+// paths are there only for a tokened caller.
+type runtimeAnswer struct {
+	Config     runtimeConfig      `json:"config"`
+	GoVersion  string             `json:"go_version"`
+	Goroutines int                `json:"goroutines"`
+	Memory     runtimeMemory      `json:"memory"`
+	PID        int                `json:"pid"`
+	Raft       raftstore.RoleInfo `json:"raft"`
+	// Redacted: paths (the token file's, the data dir, the working
+	// directory) tell a local attacker where the secret is; only a tokened
+	// caller sees them.
+	Redacted   bool             `json:"redacted"`
+	Sandbox    *sandbox.Report  `json:"sandbox"` // the full report, roots included: a tokened route
+	StartedAt  time.Time        `json:"started_at"`
+	UptimeMs   int64            `json:"uptime_ms"`
+	Workers    []workermgr.Info `json:"workers"`
+	WorkingDir *string          `json:"working_dir,omitempty"`
+}
+
+type runtimeConfig struct {
+	ConfigFile   *string `json:"config_file,omitempty"`
+	DataDir      *string `json:"data_dir,omitempty"`
+	Listen       string  `json:"listen"`
+	MaxBodyBytes int64   `json:"max_body_bytes"`
+	NodeID       string  `json:"node_id"`
+	RaftAddr     string  `json:"raft_addr"`
+	TokenSource  string  `json:"token_source"`
+}
+
+type runtimeMemory struct {
+	GCCycles       uint64 `json:"gc_cycles"`
+	HeapAllocBytes uint64 `json:"heap_alloc_bytes"`
+	SysBytes       uint64 `json:"sys_bytes"`
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
@@ -92,18 +163,17 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	if len(failed) > 0 {
 		health = "degraded"
 	}
-	api.WriteOK(w, map[string]any{
-		"status":     health,
-		"version":    version.Get().Version,
-		"role":       role.Role,
-		"system":     s.SystemState(),
-		"raft":       role,
-		"uptime_ms":  time.Since(s.started).Milliseconds(),
-		"started_at": s.started,
-		"workers":    s.workerStatus(),
-		// failed_workers names workers given up after a crash loop.
-		"failed_workers": failed,
-		"sandbox":        s.sandboxLevels(),
+	api.WriteOK(w, healthAnswer{
+		Status:        health,
+		Version:       version.Get().Version,
+		Role:          role.Role,
+		System:        s.SystemState(),
+		Raft:          role,
+		UptimeMs:      time.Since(s.started).Milliseconds(),
+		StartedAt:     s.started,
+		Workers:       s.workerStatus(),
+		FailedWorkers: failed,
+		Sandbox:       s.sandboxLevels(),
 	})
 	return nil
 }
@@ -111,35 +181,32 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) handleRuntime(w http.ResponseWriter, r *http.Request) error {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	cfg := map[string]any{
-		"listen":         s.cfg.Listen,
-		"node_id":        s.cfg.NodeID,
-		"raft_addr":      s.cfg.RaftAddr,
-		"max_body_bytes": s.cfg.MaxBodyBytes,
-		"token_source":   s.tokenSource(false),
-	}
-	out := map[string]any{
-		"pid":        os.Getpid(),
-		"started_at": s.started,
-		"uptime_ms":  time.Since(s.started).Milliseconds(),
-		"go_version": runtime.Version(),
-		"goroutines": runtime.NumGoroutine(),
-		"memory":     map[string]uint64{"heap_alloc_bytes": ms.HeapAlloc, "sys_bytes": ms.Sys, "gc_cycles": uint64(ms.NumGC)},
-		"config":     cfg,
-		"raft":       s.node.Role(),
-		"workers":    s.workerList(),
-		"sandbox":    s.sandbox, // the full report, roots included: a tokened route
-		// Paths (the token file's, the data dir, the working directory) tell
-		// a local attacker where the secret is; only a tokened caller sees them.
-		"redacted": true,
+	out := runtimeAnswer{
+		PID:        os.Getpid(),
+		StartedAt:  s.started,
+		UptimeMs:   time.Since(s.started).Milliseconds(),
+		GoVersion:  runtime.Version(),
+		Goroutines: runtime.NumGoroutine(),
+		Memory:     runtimeMemory{HeapAllocBytes: ms.HeapAlloc, SysBytes: ms.Sys, GCCycles: uint64(ms.NumGC)},
+		Config: runtimeConfig{
+			Listen:       s.cfg.Listen,
+			NodeID:       s.cfg.NodeID,
+			RaftAddr:     s.cfg.RaftAddr,
+			MaxBodyBytes: s.cfg.MaxBodyBytes,
+			TokenSource:  s.tokenSource(false),
+		},
+		Raft:     s.node.Role(),
+		Workers:  s.workerList(),
+		Sandbox:  s.sandbox,
+		Redacted: true,
 	}
 	if s.requireToken(r) == nil {
 		wd, _ := os.Getwd()
-		out["working_dir"] = wd
-		out["redacted"] = false
-		cfg["data_dir"] = s.cfg.DataDir
-		cfg["config_file"] = s.cfg.ConfigFile
-		cfg["token_source"] = s.tokenSource(true)
+		dataDir, configFile := s.cfg.DataDir, s.cfg.ConfigFile
+		out.WorkingDir = &wd
+		out.Redacted = false
+		out.Config.DataDir, out.Config.ConfigFile = &dataDir, &configFile
+		out.Config.TokenSource = s.tokenSource(true)
 	}
 	api.WriteOK(w, out)
 	return nil

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"unicode/utf8"
 
+	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/shared/bridgeproto"
 	"github.com/svcd/svcd/shared/instr"
@@ -50,7 +51,7 @@ func (s *Server) instructionRoutes() []Route {
 			Summary: "Parse the instr blocks of text and run them in parallel through this daemon's own routes with the caller's Authorization; answers the report and one structured result per instruction. Recorded as a task of kind instruction_batch.",
 			Handle:  s.handleInstructionsRun},
 		{Method: http.MethodPost, Path: "/v1/instructions/ingest", Name: "instructions.ingest", Area: "instructions", Scope: ScopeBusiness, Kind: KindWrite, MaxBody: bodyCap, Local: true,
-			Request: ingestRequest{}, Response: map[string]any{},
+			Request: ingestRequest{}, Response: ingestAnswer{},
 			Errors: openapi.Codes{
 				http.StatusUnprocessableEntity:   {"missing_field", "invalid_text", "invalid_platform", "invalid_local_conversation_id", "invalid_remote_conversation_id", "invalid_message_id", "invalid_role"},
 				http.StatusRequestEntityTooLarge: {"text_too_large"},
@@ -135,8 +136,15 @@ func (s *Server) handleInstructionsIngest(w http.ResponseWriter, r *http.Request
 		return err
 	}
 	conv, _ := s.convs.Get(req.LocalConversationID)
-	api.WriteOK(w, map[string]any{"ingest": res, "conversation": conv})
+	api.WriteOK(w, ingestAnswer{Conversation: conv, Ingest: res})
 	return nil
+}
+
+// ingestAnswer is POST /v1/instructions/ingest's data. Fields in the order
+// the map it replaced encoded them (byte-compatible answers).
+type ingestAnswer struct {
+	Conversation raftstore.Conversation    `json:"conversation"`
+	Ingest       instructions.IngestResult `json:"ingest"`
 }
 
 func checkText(text string, limit int) error {

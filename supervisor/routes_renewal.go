@@ -87,11 +87,11 @@ func (s *Server) renewalRoutes() []Route {
 				{Name: "local_conversation_id", Type: "string", Note: "one conversation's jobs (404 if unknown)"},
 				{Name: "limit", Type: "integer", Default: 50, Note: "1 to 500"},
 			},
-			Response: map[string]any{}, Errors: openapi.Codes{http.StatusNotFound: {"unknown_conversation"}, http.StatusUnprocessableEntity: {"invalid_query", "invalid_local_conversation_id"}, http.StatusBadRequest: {"invalid_query"}},
+			Response: jobsAnswer{}, Errors: openapi.Codes{http.StatusNotFound: {"unknown_conversation"}, http.StatusUnprocessableEntity: {"invalid_query", "invalid_local_conversation_id"}, http.StatusBadRequest: {"invalid_query"}},
 			Summary: "Renewal jobs newest first: job_id, local_conversation_id, message, due_at, attempts, status (pending, running, done, failed, canceled), last_error, delivery_ack, inject_id, timestamps; plus the scheduler's tick record (skipped_system_paused).",
 			Handle:  s.handleJobs},
 		{Method: http.MethodGet, Path: "/v1/renewal/scheduler", Name: "renewal.scheduler", Area: "renewal", Scope: ScopeBusiness, Kind: KindRead,
-			Response: map[string]any{},
+			Response: schedulerAnswer{},
 			Summary:  "The scheduler: whether this node ticks (leader only), its settings, the last tick's result and error, and the durable tick record (total, skipped_system_paused, last times).",
 			Handle:   s.handleScheduler},
 		{Method: http.MethodGet, Path: "/v1/renewal/conversations", Name: "renewal.conversations", Area: "renewal", Scope: ScopeBusiness, Kind: KindRead,
@@ -232,17 +232,43 @@ func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) error {
 	if jobs == nil {
 		jobs = []raftstore.RenewalJob{}
 	}
-	api.WriteOK(w, map[string]any{"jobs": jobs, "count": len(jobs), "ticks": s.convs.Ticks()})
+	api.WriteOK(w, jobsAnswer{Count: len(jobs), Jobs: jobs, Ticks: s.convs.Ticks()})
 	return nil
+}
+
+// jobsAnswer is GET /v1/renewal/jobs's data. Fields here and below in the
+// order the maps they replaced encoded them (byte-compatible answers).
+type jobsAnswer struct {
+	Count int                    `json:"count"`
+	Jobs  []raftstore.RenewalJob `json:"jobs"`
+	Ticks raftstore.TickStats    `json:"ticks"`
+}
+
+// schedulerAnswer is GET /v1/renewal/scheduler's data.
+type schedulerAnswer struct {
+	LastError string              `json:"last_error"`
+	LastTick  scheduler.Result    `json:"last_tick"`
+	Leader    bool                `json:"leader"`
+	Settings  schedulerSettings   `json:"settings"`
+	Ticking   bool                `json:"ticking"`
+	Ticks     raftstore.TickStats `json:"ticks"`
+}
+
+type schedulerSettings struct {
+	IdleMs      int64  `json:"idle_ms"`
+	MaxFailures int    `json:"max_failures"`
+	MaxRenewals int    `json:"max_renewals"`
+	Message     string `json:"message"`
+	TickMs      int64  `json:"tick_ms"`
 }
 
 func (s *Server) handleScheduler(w http.ResponseWriter, r *http.Request) error {
 	running, last, lastErr := s.sched.Status()
 	rs := s.cfg.Renewal()
-	api.WriteOK(w, map[string]any{
-		"ticking": running, "leader": s.node.IsLeader(), "last_tick": last, "last_error": lastErr, "ticks": s.convs.Ticks(),
-		"settings": map[string]any{"tick_ms": rs.Tick.Milliseconds(), "idle_ms": rs.IdleAfterMs, "message": rs.Message,
-			"max_failures": rs.MaxFailures, "max_renewals": rs.MaxRenewals},
+	api.WriteOK(w, schedulerAnswer{
+		Ticking: running, Leader: s.node.IsLeader(), LastTick: last, LastError: lastErr, Ticks: s.convs.Ticks(),
+		Settings: schedulerSettings{TickMs: rs.Tick.Milliseconds(), IdleMs: rs.IdleAfterMs, Message: rs.Message,
+			MaxFailures: rs.MaxFailures, MaxRenewals: rs.MaxRenewals},
 	})
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/raftstore/snapfile"
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/supervisor/openapi"
 )
@@ -24,7 +25,7 @@ func (s *Server) snapshotRoutes() []Route {
 		{Method: http.MethodPost, Path: "/v1/snapshot/restore", Name: "snapshot.restore", Area: "snapshot", Scope: ScopeControl, Kind: KindWrite, Auth: true,
 			BodyType: SnapshotMediaType, MaxBody: raftstore.MaxSnapshotPayload + 1<<20,
 			Request:  openapi.Raw{ContentType: SnapshotMediaType, Description: "a snapshot file from GET /v1/snapshot or svcd snapshot save"},
-			Response: map[string]any{},
+			Response: restoreAnswer{},
 			Errors: openapi.Codes{http.StatusUnprocessableEntity: {"invalid_snapshot", "invalid_field"}, http.StatusConflict: {"cluster_mismatch"},
 				http.StatusServiceUnavailable: {"not_leader", "restore_failed"}},
 			Query:   []Field{{Name: "force", Type: "boolean", Default: false, Note: "restore a snapshot of another cluster (header cluster_id) anyway; the cluster keeps its own id"}},
@@ -82,6 +83,15 @@ func (s *Server) handleSnapshotRestore(w http.ResponseWriter, r *http.Request) e
 		return api.Unavailable("restore_failed", "%v", err)
 	}
 	s.log.Warn("state replaced from a snapshot", "index", hdr.Index, "term", hdr.Term, "cluster_id", hdr.ClusterID, "created_at", hdr.CreatedAt)
-	api.WriteOK(w, map[string]any{"restored": hdr, "applied_index": s.node.AppliedIndex(), "cluster_id": s.node.ClusterID(), "forced": forced})
+	api.WriteOK(w, restoreAnswer{AppliedIndex: s.node.AppliedIndex(), ClusterID: s.node.ClusterID(), Forced: forced, Restored: hdr})
 	return nil
+}
+
+// restoreAnswer is POST /v1/snapshot/restore's data. Fields in the order
+// the map it replaced encoded them (byte-compatible answers).
+type restoreAnswer struct {
+	AppliedIndex uint64          `json:"applied_index"`
+	ClusterID    string          `json:"cluster_id"`
+	Forced       bool            `json:"forced"`
+	Restored     snapfile.Header `json:"restored"`
 }

@@ -31,12 +31,12 @@ func (s *Server) taskRoutes() []Route {
 				{Name: "limit", Type: "integer", Default: tasks.DefaultLogLimit, Note: "last N lines per run, 1 to 200"},
 				{Name: "run_id", Type: "string", Note: "one run (404 unknown_run)"},
 			},
-			Response: map[string]any{}, Errors: openapi.Codes{http.StatusNotFound: {"unknown_task", "unknown_run"}, http.StatusUnprocessableEntity: {"invalid_query"}, http.StatusBadRequest: {"invalid_query"}},
+			Response: taskLogsAnswer{}, Errors: openapi.Codes{http.StatusNotFound: {"unknown_task", "unknown_run"}, http.StatusUnprocessableEntity: {"invalid_query"}, http.StatusBadRequest: {"invalid_query"}},
 			Summary: "Log lines of a task's runs (each run keeps its last 200 lines; dropped_lines counts the rest).",
 			Handle:  s.handleTaskLogs},
 		{Method: http.MethodGet, Path: "/v1/controllers", Name: "controllers", Area: "tasks", Scope: ScopeBusiness, Kind: KindRead,
 			Query:    []Field{{Name: "limit", Type: "integer", Default: 50, Note: "1 to 100"}},
-			Response: map[string]any{}, Errors: openapi.Codes{http.StatusServiceUnavailable: {"store_unavailable"}, http.StatusUnprocessableEntity: {"invalid_query"}, http.StatusBadRequest: {"invalid_query"}},
+			Response: controllersAnswer{}, Errors: openapi.Codes{http.StatusServiceUnavailable: {"store_unavailable"}, http.StatusUnprocessableEntity: {"invalid_query"}, http.StatusBadRequest: {"invalid_query"}},
 			Summary: "The daemon nodes: node_id, api_addr, raft_addr, kind, role, version, last heartbeat (seen_at), with the active leader hint.",
 			Handle:  s.handleControllers},
 	}
@@ -89,8 +89,33 @@ func (s *Server) handleTaskLogs(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return api.NotFound("unknown_run", "task %s has no run with that id", id)
 	}
-	api.WriteOK(w, map[string]any{"task_id": id, "runs": logs})
+	api.WriteOK(w, taskLogsAnswer{Runs: logs, TaskID: id})
 	return nil
+}
+
+// taskLogsAnswer is GET /v1/tasks/{task_id}/logs's data. Fields here and
+// below in the order the maps they replaced encoded them.
+type taskLogsAnswer struct {
+	Runs   []tasks.RunLogs `json:"runs"`
+	TaskID string          `json:"task_id"`
+}
+
+// controllersAnswer is GET /v1/controllers's data.
+type controllersAnswer struct {
+	Controllers []controller     `json:"controllers"`
+	Leader      controllerLeader `json:"leader"`
+}
+
+// controller is one raft server and the version it reported when it joined.
+type controller struct {
+	raftstore.Server
+	Version string `json:"version,omitempty"`
+}
+
+type controllerLeader struct {
+	APIAddr string `json:"api_addr"`
+	NodeID  string `json:"node_id"`
+	Term    uint64 `json:"term"`
 }
 
 func (s *Server) handleControllers(w http.ResponseWriter, r *http.Request) error {
@@ -108,10 +133,6 @@ func (s *Server) handleControllers(w http.ResponseWriter, r *http.Request) error
 			meta[id] = *m
 		}
 	})
-	type controller struct {
-		raftstore.Server
-		Version string `json:"version,omitempty"`
-	}
 	out := []controller{}
 	for _, m := range members {
 		if len(out) == limit {
@@ -120,6 +141,6 @@ func (s *Server) handleControllers(w http.ResponseWriter, r *http.Request) error
 		out = append(out, controller{Server: m, Version: meta[m.NodeID].Version})
 	}
 	v := s.roleView()
-	api.WriteOK(w, map[string]any{"controllers": out, "leader": map[string]any{"node_id": v.LeaderID, "api_addr": v.LeaderAPI, "term": v.Term}})
+	api.WriteOK(w, controllersAnswer{Controllers: out, Leader: controllerLeader{NodeID: v.LeaderID, APIAddr: v.LeaderAPI, Term: v.Term}})
 	return nil
 }

@@ -14,14 +14,14 @@ import (
 // workerRoutes are the worker manager's read and restart routes.
 func (s *Server) workerRoutes() []Route {
 	return []Route{
-		{Method: http.MethodGet, Path: "/v1/workers", Name: "workers.list", Area: "workers", Scope: ScopeControl, Kind: KindDiagnostic, Response: map[string]any{},
+		{Method: http.MethodGet, Path: "/v1/workers", Name: "workers.list", Area: "workers", Scope: ScopeControl, Kind: KindDiagnostic, Response: workersAnswer{},
 			Summary: "Worker processes: name, pid, state (starting, running, restarting, failed, stopped), start time, restart count, last exit (code or signal, time).",
 			Handle: func(w http.ResponseWriter, r *http.Request) error {
-				api.WriteOK(w, map[string]any{"workers": s.workerList()})
+				api.WriteOK(w, workersAnswer{Workers: s.workerList()})
 				return nil
 			}},
 		{Method: http.MethodPost, Path: "/v1/workers/restart", Name: "workers.restart", Area: "workers", Scope: ScopeControl, Kind: KindWrite, Auth: true, Local: true,
-			Request: restartRequest{}, Response: map[string]any{},
+			Request: restartRequest{}, Response: restartAnswer{},
 			Errors:  openapi.Codes{http.StatusServiceUnavailable: {"workers_disabled", "shutting_down", "restart_failed"}, http.StatusUnprocessableEntity: {"missing_field", "unknown_worker"}},
 			Summary: "Rolling restart: start a new instance, wait until healthy, switch new calls to it, let calls on the old one finish (bounded), stop it. Also revives a failed worker.",
 			Body:    []Field{{Name: "worker", Type: "string", Required: true, Note: "a worker name from GET /v1/workers, or all"}},
@@ -70,6 +70,17 @@ func (s *Server) handleWorkersRestart(w http.ResponseWriter, r *http.Request) er
 		reqid.Logger(r.Context(), s.log).Info("worker restarted on request", "worker", name, "pid", info.Pid)
 		done = append(done, info)
 	}
-	api.WriteOK(w, map[string]any{"restarted": done})
+	api.WriteOK(w, restartAnswer{Restarted: done})
 	return nil
+}
+
+// workersAnswer is GET /v1/workers's data.
+type workersAnswer struct {
+	Workers []workermgr.Info `json:"workers"`
+}
+
+// restartAnswer is POST /v1/workers/restart's data: the instances now
+// serving, in restart order.
+type restartAnswer struct {
+	Restarted []workermgr.Info `json:"restarted"`
 }

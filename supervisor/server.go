@@ -42,6 +42,7 @@ type Server struct {
 	dirLock   *datalock.Lock // data_dir/LOCK, held from New to Close
 	guard     *guard.Policy  // Host allow-list and the cross-site write guard, shared by every listener
 	routes    []Route
+	errTap    errorTap // tests only: told every error a handler answers
 	router    *mux.Router
 	handler   http.Handler
 	metrics   *metrics
@@ -336,6 +337,11 @@ func (s *Server) wrap(rt Route) http.Handler {
 		if s.node != nil {
 			rw := responseWriterOf(w)
 			rw.index, w = s.node.AppliedIndex, rw
+		}
+		if s.errTap != nil { // tests only (errortap.go)
+			var done func()
+			w, done = tapErrors(w, rt, s.errTap)
+			defer done()
 		}
 		if err := rt.Handle(w, r); err != nil {
 			api.WriteError(w, err)

@@ -24,6 +24,9 @@ func newTestServer(t testing.TB) (*Server, *httptest.Server) {
 	if err != nil {
 		t.Fatalf("new server: %v", err)
 	}
+	if _, bench := t.(*testing.B); !bench {
+		s.errTap = seenErrors.record // errorcodes_test.go; benchmarks measure the daemon as it runs
+	}
 	hs := httptest.NewServer(s.Handler())
 	t.Cleanup(func() {
 		hs.Close()

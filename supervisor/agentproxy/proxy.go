@@ -94,35 +94,62 @@ func (e errFromStatus) Error() string {
 
 // Summary is GET /v1/agent: the proxy's view, agentd's status, session
 // summaries and the routes available here.
-func (p *Proxy) Summary(ctx context.Context, routes []string) (map[string]any, error) {
+func (p *Proxy) Summary(ctx context.Context, routes []string) (Summary, error) {
 	_, rawStatus, err := p.do(ctx, http.MethodGet, "/v1/agentd/status", nil)
 	if err != nil {
-		return nil, err
+		return Summary{}, err
 	}
 	_, rawSessions, err := p.do(ctx, http.MethodGet, "/v1/agentd/sessions", nil)
 	if err != nil {
-		return nil, err
+		return Summary{}, err
 	}
 	var st struct {
 		Data map[string]any `json:"data"`
 	}
 	var ss struct {
 		Data struct {
-			Sessions []map[string]any `json:"sessions"`
+			Sessions []SessionSummary `json:"sessions"`
 		} `json:"data"`
 	}
 	if json.Unmarshal(rawStatus, &st) != nil || json.Unmarshal(rawSessions, &ss) != nil {
-		return nil, unavailable(errFromStatus(http.StatusBadGateway))
+		return Summary{}, unavailable(errFromStatus(http.StatusBadGateway))
 	}
-	summaries := []map[string]any{}
-	for _, s := range ss.Data.Sessions {
-		summaries = append(summaries, map[string]any{"sessionId": s["sessionId"], "purpose": s["purpose"],
-			"status": s["status"], "cwd": s["cwd"], "lastTurnStatus": s["lastTurnStatus"], "updatedAt": s["updatedAt"]})
+	summaries := ss.Data.Sessions
+	if summaries == nil {
+		summaries = []SessionSummary{}
 	}
-	return map[string]any{
-		"proxy":    map[string]any{"agentd_url": p.base, "reachable": true},
-		"agentd":   st.Data,
-		"sessions": summaries,
-		"routes":   routes,
+	return Summary{
+		Proxy:    ProxyInfo{AgentdURL: p.base, Reachable: true},
+		Agentd:   st.Data,
+		Sessions: summaries,
+		Routes:   routes,
 	}, nil
+}
+
+// Summary is GET /v1/agent's data. Fields here and below are in the order
+// the maps they replaced encoded them (byte-compatible answers).
+type Summary struct {
+	// Agentd is agentd's own status answer (GET /v1/agentd/status's
+	// data), relayed as agentd wrote it.
+	Agentd   map[string]any   `json:"agentd"`
+	Proxy    ProxyInfo        `json:"proxy"`
+	Routes   []string         `json:"routes"`
+	Sessions []SessionSummary `json:"sessions"`
+}
+
+// ProxyInfo says where the proxy forwards.
+type ProxyInfo struct {
+	AgentdURL string `json:"agentd_url"`
+	Reachable bool   `json:"reachable"`
+}
+
+// SessionSummary is the part of each of agentd's sessions the summary
+// shows; a field agentd left out is null.
+type SessionSummary struct {
+	Cwd            *string `json:"cwd"`
+	LastTurnStatus *string `json:"lastTurnStatus"`
+	Purpose        *string `json:"purpose"`
+	SessionID      *string `json:"sessionId"`
+	Status         *string `json:"status"`
+	UpdatedAt      *string `json:"updatedAt"`
 }

@@ -35,7 +35,8 @@ type Conn struct {
 
 	clientID    string
 	browser     string
-	auth        string // how the hello authenticated: token or credential
+	platforms   []string // declared in the hello (validated: platform_a/b/c only)
+	auth        string   // how the hello authenticated: token or credential
 	connectedAt time.Time
 	lastSeen    atomic.Int64 // unix nanos of the last inbound frame
 
@@ -137,7 +138,7 @@ func (c *Conn) pair() (string, bool) {
 		return refuseWith(ref)
 	}
 	c.auth = auth.kind
-	c.clientID, c.browser = hello.ClientID, hello.Browser
+	c.clientID, c.browser, c.platforms = hello.ClientID, hello.Browser, hello.Platforms
 	const full = "too many browser clients connected; try again later"
 	if !c.hub.roomFor(c.clientID) {
 		return refuse("full", websocket.CloseTryAgainLater, full)

@@ -28,14 +28,19 @@ type credCache struct{ cur atomic.Pointer[credIndex] }
 // credentials on platform. A reconnecting plugin's persisted records count.
 // The map is shared: callers must not change it.
 func (h *Hub) credentialed(platform string) map[string]string {
+	return h.credIndexNow().byPlatform[platform]
+}
+
+// credIndexNow is the credential index as of the current state version.
+func (h *Hub) credIndexNow() *credIndex {
 	if idx := h.creds.cur.Load(); idx != nil && idx.version == h.host.StateVersion() {
-		return idx.byPlatform[platform]
+		return idx
 	}
 	var idx *credIndex
 	version := h.host.ReadVersioned(func(s *raftstore.State) { idx = buildCredIndex(s) })
 	idx.version = version
 	h.creds.cur.Store(idx)
-	return idx.byPlatform[platform]
+	return idx
 }
 
 // buildCredIndex walks every record once; for each platform and client the

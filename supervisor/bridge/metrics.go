@@ -98,8 +98,7 @@ func (m *hubMetrics) closed(code int) { m.closes.WithLabelValues(strconv.Itoa(co
 func (h *Hub) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		h.m.pairings, h.m.frames, h.m.bytes, h.m.closes, h.m.refused,
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svcd_bridge_clients", Help: "Paired browser plugin connections."},
-			func() float64 { return float64(h.Connected()) }),
+		clientsByPlatform{h},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svcd_bridge_unpaired", Help: "Upgraded connections whose hello has not arrived yet."},
 			func() float64 { return float64(h.Unpaired()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svcd_bridge_pending", Help: "Requests and actions waiting for a plugin's answer."},
@@ -109,4 +108,71 @@ func (h *Hub) Collectors() []prometheus.Collector {
 				return float64(len(h.pending))
 			}),
 	}
+}
+
+// clientPlatforms bounds the platform label of svcd_bridge_clients: the
+// platforms the bridge knows, "other" for any other value (a record's
+// platform is whatever the plugin captured on), "none" for a client that
+// neither declared nor captured any. Five series, whatever the clients send.
+var clientPlatforms = []string{bridgeproto.PlatformA, bridgeproto.PlatformB, bridgeproto.PlatformC, "other", "none"}
+
+const clientsHelp = "Paired browser plugin connections by platform: the platforms a client declared in its hello or holds captured credentials for (a client serving two counts under both; none: neither)."
+
+var clientsDesc = prometheus.NewDesc("svcd_bridge_clients", clientsHelp, []string{"platform"}, nil)
+
+// clientsByPlatform counts the live connections per platform on each scrape
+// (nothing on the frame or request path).
+type clientsByPlatform struct{ h *Hub }
+
+func (c clientsByPlatform) Describe(ch chan<- *prometheus.Desc) { ch <- clientsDesc }
+
+func (c clientsByPlatform) Collect(ch chan<- prometheus.Metric) {
+	for p, n := range c.h.clientsPerPlatform() {
+		ch <- prometheus.MustNewConstMetric(clientsDesc, prometheus.GaugeValue, float64(n), p)
+	}
+}
+
+// platformLabel maps a platform to its bounded label value.
+func platformLabel(p string) string {
+	if bridgeproto.ValidPlatform(p) {
+		return p
+	}
+	return "other"
+}
+
+// clientsPerPlatform has an entry (maybe 0) for every clientPlatforms value.
+func (h *Hub) clientsPerPlatform() map[string]int {
+	out := make(map[string]int, len(clientPlatforms))
+	for _, p := range clientPlatforms {
+		out[p] = 0
+	}
+	conns := h.liveConns()
+	if len(conns) == 0 {
+		return out
+	}
+	// Platforms each client captured credentials on (the credential index
+	// the relay keeps; rebuilt only when the state moved).
+	captured := map[string][]string{}
+	if idx := h.credIndexNow(); idx != nil {
+		for p, clients := range idx.byPlatform {
+			for id := range clients {
+				captured[id] = append(captured[id], p)
+			}
+		}
+	}
+	for _, c := range conns {
+		seen := make(map[string]bool, 4)
+		for _, list := range [][]string{c.platforms, captured[c.clientID]} {
+			for _, p := range list {
+				seen[platformLabel(p)] = true
+			}
+		}
+		if len(seen) == 0 {
+			seen["none"] = true
+		}
+		for p := range seen {
+			out[p]++
+		}
+	}
+	return out
 }
