@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/svcd/svcd/shared/reqid"
+	"github.com/svcd/svcd/workers/hostops/sandbox"
 	"github.com/svcd/svcd/workers/pluginkit"
 )
 
@@ -177,12 +178,33 @@ func waitGone(t *testing.T, what string, pids ...int) {
 func TestHopWorkerKilledMidCall(t *testing.T) {
 	// Started on the notes (the default), and on the stream (the notes
 	// full or missing).
-	t.Run("notes", func(t *testing.T) { hopWorkerKilledMidCall(t, startHopWorker(t)) })
-	t.Run("stream", func(t *testing.T) { hopWorkerKilledMidCall(t, startHopWorker(t, HopNotesOffEnv+"=1")) })
+	t.Run("notes", func(t *testing.T) {
+		dir := t.TempDir()
+		hopWorkerKilledMidCall(t, startHopWorker(t, hopConfigWritable(t, dir)), dir)
+	})
+	t.Run("stream", func(t *testing.T) {
+		dir := t.TempDir()
+		hopWorkerKilledMidCall(t, startHopWorker(t, hopConfigWritable(t, dir), HopNotesOffEnv+"=1"), dir)
+	})
 }
 
-func hopWorkerKilledMidCall(t *testing.T, w *hopWorker) {
-	pidFile := filepath.Join(t.TempDir(), "pids")
+// hopConfigWritable is the worker's config (ConfigEnv) with dir a write
+// root besides its scratch dir: the tests' commands write their pids there
+// while they run (the scratch dir is private to the command and emptied).
+func hopConfigWritable(t *testing.T, dir string) string {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Sandbox.ScratchRoot = filepath.Join(t.TempDir(), "exec-scratch")
+	cfg.Sandbox.WriteRoots = append(sandbox.WriteRootsFor(nil, nil, cfg.Sandbox.ScratchRoot), dir)
+	enc, err := cfg.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ConfigEnv + "=" + enc
+}
+
+func hopWorkerKilledMidCall(t *testing.T, w *hopWorker, dir string) {
+	pidFile := filepath.Join(dir, "pids")
 	type answer struct {
 		st  Started
 		err error
@@ -219,8 +241,9 @@ func hopWorkerKilledMidCall(t *testing.T, w *hopWorker) {
 // A caller that goes away cancels the call over the hop: the worker kills
 // the command and stays up for the next one.
 func TestHopCancelKillsCommand(t *testing.T) {
-	w := startHopWorker(t)
-	pidFile := filepath.Join(t.TempDir(), "pids")
+	dir := t.TempDir()
+	w := startHopWorker(t, hopConfigWritable(t, dir))
+	pidFile := filepath.Join(dir, "pids")
 	ctx, cancel := context.WithCancel(reqid.With(context.Background(), "hop-cancel-1"))
 	done := make(chan error, 1)
 	go func() {
