@@ -45,7 +45,7 @@ func startAgentRigWith(t testing.TB, extraEnv ...string) *agentRig {
 	})
 	d := harness.Start(t, harness.Options{Env: append([]string{
 		"SVC_AGENTD_SPAWN=true", "SVC_AGENTD_LISTEN=" + addr, "SVC_AGENTD_COMMAND=" + bin + " app-server",
-		"SVC_AGENTD_CODEX_HOME=" + home, "SVC_WORKER_BACKOFF_BASE_MS=50",
+		"SVC_AGENTD_CODEX_HOME=" + home, "SVC_WORKER_BACKOFF_BASE_MS=50", codextest.ShellHomeEnv(t),
 	}, extraEnv...)})
 	r := &agentRig{t: t, d: d, fm: fm, agentd: addr}
 	r.waitAgent()

@@ -36,7 +36,7 @@ func TestAgentCommands(t *testing.T) {
 	}
 	defer fm.Close()
 	d := harness.Start(t, harness.Options{Env: []string{"SVC_AGENTD_SPAWN=true", "SVC_AGENTD_LISTEN=" + harness.FreePort(t),
-		"SVC_AGENTD_COMMAND=" + bin + " app-server", "SVC_AGENTD_CODEX_HOME=" + codextest.Home(t, fm.BaseURL())}})
+		"SVC_AGENTD_COMMAND=" + bin + " app-server", "SVC_AGENTD_CODEX_HOME=" + codextest.Home(t, fm.BaseURL()), codextest.ShellHomeEnv(t)}})
 	deadline := time.Now().Add(40 * time.Second)
 	for {
 		code, out, _ := svcctlJSON(t, d, "agent", "status")

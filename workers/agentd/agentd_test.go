@@ -37,6 +37,10 @@ func newRig(t *testing.T) *rig { return newRigWith(t, nil) }
 func newRigWith(t *testing.T, adjust func(cfg *agentd.Config)) *rig {
 	t.Helper()
 	bin := codextest.Bin(t)
+	// agentd runs in this process and its Codex child inherits our
+	// environment: HOME as codextest.ShellHomeEnv says why.
+	home := codextest.ShellHomeEnv(t)
+	t.Setenv("HOME", home[len("HOME="):])
 	fm := fakemodel.New()
 	if err := fm.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ func TestRealTurn(t *testing.T) {
 	defer cancel()
 	c, err := codexrpc.Start(ctx, codexrpc.Options{
 		Command:        []string{bin, "app-server"},
-		Env:            []string{"CODEX_HOME=" + codextest.Home(t, fm.BaseURL())},
+		Env:            []string{"CODEX_HOME=" + codextest.Home(t, fm.BaseURL()), codextest.ShellHomeEnv(t)},
 		OnNotification: func(m string, p json.RawMessage) { notes <- note{m, p} },
 		OnSend: func(b []byte) {
 			sentMu.Lock()

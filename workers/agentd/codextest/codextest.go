@@ -69,3 +69,13 @@ stream_max_retries = 0
 `, baseURL)
 	return os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600)
 }
+
+// ShellHomeEnv is a HOME=… entry for the environment of a test's Codex
+// child: an empty home of the test's own. Codex runs commands in a login
+// shell, which sources the machine's dotfiles; pyenv's init there runs
+// `pyenv rehash` under a lock file, and a shell killed mid-rehash (the
+// agentd kill tests do that) leaves the lock, so every later login shell
+// on the machine waits 60 s for it — an accepted command then times out.
+func ShellHomeEnv(t testing.TB) string {
+	return "HOME=" + t.TempDir()
+}
