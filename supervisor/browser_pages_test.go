@@ -68,7 +68,7 @@ func TestBrowserReadModelPagesWithCursors(t *testing.T) {
 	}
 	var first browserPage
 	if code := authJSON(t, hs.URL+"/v1/browser", &first); code != 200 || len(first.Data.Records) != 23 || first.Data.NextCursor != nil {
-		t.Fatalf("default page: %d, %d records, next %v (default limit 100 holds them all)", code, len(first.Data.Records), first.Data.NextCursor)
+		t.Fatalf("default page: %d, %d records, next %v (the default limit, 50, holds them all)", code, len(first.Data.Records), first.Data.NextCursor)
 	}
 	seen, seenConv, targets := map[string]int{}, map[string]int{}, map[string]int{}
 	cursor, lastKey := "", ""

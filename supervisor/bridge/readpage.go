@@ -15,7 +15,7 @@ import (
 
 // Default and largest page (the limit query parameter).
 const (
-	DefaultPageLimit = 100
+	DefaultPageLimit = 50
 	MaxPageLimit     = 1000
 )
 
