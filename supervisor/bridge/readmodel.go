@@ -235,8 +235,10 @@ func (h *Hub) ReadPage(f Filter, p Page, relay RelayInfo) ReadModel {
 		m.ShellRuntime = rawOrNull(s.Browser.ShellRuntime)
 		m.LastActionResult = copyResult(s.Browser.LastActionResult)
 		// The summary counts every record, whatever the page and filter.
+		touches := h.activity.recordTouches()
 		for _, r := range s.Browser.Records {
-			countStatus(&m.Summary, h.status(now, r, s.Browser.Clients[r.ClientID], liveSeen))
+			t, touched := touches[r.Key]
+			countStatus(&m.Summary, h.statusTouched(now, r, s.Browser.Clients[r.ClientID], liveSeen, t, touched))
 		}
 		// A paired client that has not captured anything yet is only live:
 		// it has a record of its own, in key order among the others.
