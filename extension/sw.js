@@ -247,11 +247,19 @@ function refreshAccounts() {
       u.search = '?client_id=' + encodeURIComponent(s.clientId);
       // GET /v1/browser needs no token; the bridge credential is never
       // sent over HTTP (no route accepts it).
-      const r = await fetch(u);
-      if (!r.ok) return;
-      const env = await r.json();
+      // The read model is paged: follow next_cursor for every record.
+      const records = [];
+      for (let pages = 0; pages < 1000; pages++) {
+        const r = await fetch(u);
+        if (!r.ok) return;
+        const env = await r.json();
+        records.push(...((env.data && env.data.records) || []));
+        const next = env.data && env.data.next_cursor;
+        if (!next) break;
+        u.search = '?client_id=' + encodeURIComponent(s.clientId) + '&cursor=' + encodeURIComponent(next);
+      }
       const accounts = {};
-      for (const rec of (env.data && env.data.records) || []) {
+      for (const rec of records) {
         // A live client with nothing captured has a record without a
         // platform: it is no platform row (the popup's empty row).
         if (!rec.platform) continue;

@@ -41,6 +41,8 @@ type BrowserState struct {
 	LastActionResult *StoredActionResult       `json:"last_action_result,omitempty"`
 	ShellRuntime     json.RawMessage           `json:"shell_runtime,omitempty"`
 	ShellRuntimeAt   time.Time                 `json:"shell_runtime_at,omitzero"`
+	// index orders Records by key (browser_keys.go).
+	index recordKeys
 }
 
 // BrowserClient is one plugin instance, keyed by its clientId.
@@ -203,6 +205,7 @@ func (b *BrowserState) normalize() {
 	if b.Records == nil {
 		b.Records = map[string]*BrowserRecord{}
 	}
+	b.index.reset(b.Records)
 }
 
 func checkRaw(name string, raw json.RawMessage) error {
@@ -233,9 +236,12 @@ func (b *BrowserState) record(clientID, browser, platform, account, host string,
 	key := RecordKey(clientID, platform, account)
 	r := b.Records[key]
 	if r == nil {
-		evictOldest(b.Records, MaxBrowserRecords-1, func(r *BrowserRecord) time.Time { return r.UpdatedAt })
+		for _, gone := range evictOldest(b.Records, MaxBrowserRecords-1, func(r *BrowserRecord) time.Time { return r.UpdatedAt }) {
+			b.index.remove(gone)
+		}
 		r = &BrowserRecord{Key: key, ClientID: clientID, Platform: platform, Account: account, FirstSeenAt: at, HeaderNames: []string{}, Endpoints: []BrowserEndpoint{}}
 		b.Records[key] = r
+		b.index.add(key, clientID)
 	}
 	if browser != "" {
 		r.Browser = browser

@@ -52,6 +52,9 @@ type ConversationsState struct {
 	// derived from ByID (not in snapshots): normalize rebuilds it on restore
 	// and every handler that changes a status or drops a record keeps it.
 	auto map[string]*Conversation
+	// recent orders them most recently updated first for the list route
+	// and the browser read model (conversations_recent.go).
+	recent recentIndex
 }
 
 func (c *ConversationsState) normalize() {
@@ -59,8 +62,10 @@ func (c *ConversationsState) normalize() {
 		c.ByID = map[string]*Conversation{}
 	}
 	c.auto = map[string]*Conversation{}
+	c.recent.reset(len(c.ByID))
 	for _, cv := range c.ByID {
 		c.index(cv)
+		c.recent.put(cv.LocalID, cv.UpdatedAt)
 	}
 }
 
@@ -193,7 +198,7 @@ func (s *State) conv(l ConvLink, at time.Time) (*Conversation, error) {
 	cv := s.Conversations.ByID[l.LocalID]
 	if cv == nil {
 		for _, gone := range evictOldest(s.Conversations.ByID, MaxConversations-1, func(c *Conversation) time.Time { return c.UpdatedAt }) {
-			delete(s.Conversations.auto, gone)
+			s.Conversations.forget(gone)
 		}
 		cv = &Conversation{LocalID: l.LocalID, AutomationStatus: AutoManual, ExecutionState: ExecIdle, CreatedAt: at}
 		s.Conversations.ByID[l.LocalID] = cv
@@ -213,7 +218,7 @@ func (s *State) conv(l ConvLink, at time.Time) (*Conversation, error) {
 	if l.Title != "" {
 		cv.Title = l.Title
 	}
-	cv.UpdatedAt = at
+	s.Conversations.touch(cv, at)
 	return cv, nil
 }
 
@@ -342,7 +347,7 @@ func applyConvRecover(s *State, c Command) (any, error) {
 	for _, cv := range s.Conversations.ByID {
 		if cv.ExecutionState != ExecIdle {
 			cv.ExecutionState = ExecIdle
-			cv.UpdatedAt = c.At
+			s.Conversations.touch(cv, c.At)
 			n++
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,6 +33,12 @@ func checkIndexes(s *State, tasks bool) error {
 	if fmt.Sprint(got) != fmt.Sprint(want) || s.Conversations.AutoCount() != len(want) {
 		return fmt.Errorf("auto index %v, scan says %v", got, want)
 	}
+	if err := checkRecent(s); err != nil {
+		return err
+	}
+	if err := checkRecordKeys(s); err != nil {
+		return err
+	}
 	if !tasks {
 		return nil
 	}
@@ -52,6 +59,76 @@ func checkIndexes(s *State, tasks bool) error {
 		s.Tasks.Newest(cut, func(x *Task) bool { below = append(below, x.ID); return true })
 		if fmt.Sprint(below) != fmt.Sprint(scan[len(scan)/2+1:]) {
 			return fmt.Errorf("tasks below %d: %v, want %v", cut, below, scan[len(scan)/2+1:])
+		}
+	}
+	return nil
+}
+
+// checkRecent compares the conversations' recency index with a sort of the
+// area (most recently updated first, ties by id), from the start and from
+// a cursor at a few places.
+func checkRecent(s *State) error {
+	var scan []*Conversation
+	for _, cv := range s.Conversations.ByID {
+		scan = append(scan, cv)
+	}
+	sort.Slice(scan, func(i, j int) bool {
+		if !scan[i].UpdatedAt.Equal(scan[j].UpdatedAt) {
+			return scan[i].UpdatedAt.After(scan[j].UpdatedAt)
+		}
+		return scan[i].LocalID < scan[j].LocalID
+	})
+	ids := func(cs []*Conversation) string {
+		out := make([]string, len(cs))
+		for i, c := range cs {
+			out[i] = c.LocalID + "@" + c.UpdatedAt.Format(time.RFC3339Nano)
+		}
+		return fmt.Sprint(out)
+	}
+	for k := -1; k < len(scan); k += max(10, len(scan)/4) {
+		var walked []*Conversation
+		var at time.Time
+		var id string
+		if k >= 0 {
+			at, id = scan[k].UpdatedAt, scan[k].LocalID
+		}
+		s.Conversations.Recent(at, id, func(cv *Conversation) bool { walked = append(walked, cv); return true })
+		if ids(walked) != ids(scan[k+1:]) {
+			return fmt.Errorf("recency index after %d walks %s, scan says %s", k, ids(walked), ids(scan[k+1:]))
+		}
+	}
+	if n := len(s.Conversations.recent.stamp); n != len(s.Conversations.ByID) {
+		return fmt.Errorf("recency index holds %d ids, the area %d", n, len(s.Conversations.ByID))
+	}
+	return nil
+}
+
+// checkRecordKeys compares the browser records' key index with a sort of
+// the keys, from the start and after a few keys, and each client's
+// HasRecords with a scan.
+func checkRecordKeys(s *State) error {
+	var scan []string
+	owners := map[string]bool{}
+	for k, r := range s.Browser.Records {
+		scan = append(scan, k)
+		owners[r.ClientID] = true
+	}
+	sort.Strings(scan)
+	for k := -1; k < len(scan); k += max(7, len(scan)/4) {
+		after := ""
+		if k >= 0 {
+			after = scan[k]
+		}
+		var walked []string
+		s.Browser.RecordsAfter(after, func(r *BrowserRecord) bool { walked = append(walked, r.Key); return true })
+		if fmt.Sprint(walked) != fmt.Sprint(scan[k+1:]) {
+			return fmt.Errorf("record index after %q walks %v, scan says %v", after, walked, scan[k+1:])
+		}
+	}
+	for i := 0; i < 12; i++ {
+		c := fmt.Sprintf("client-%d", i)
+		if s.Browser.HasRecords(c) != owners[c] {
+			return fmt.Errorf("HasRecords(%s) = %v, scan says %v", c, !owners[c], owners[c])
 		}
 	}
 	return nil
@@ -116,7 +193,14 @@ func TestIndexesMatchAScanAfterRandomCommandsAndRestore(t *testing.T) {
 			}
 			return TaskRef{TaskID: fmt.Sprintf("task-%d", n), RunID: fmt.Sprintf("run-%d-1", n)}
 		}
-		switch rng.Intn(11) {
+		switch rng.Intn(14) {
+		case 11:
+			apply(f, CmdConvRecover, struct{}{})
+		case 12:
+			apply(f, CmdConvExecution, ConvExecution{ConvLink: conv(), State: ExecInstructionRunning})
+		case 13:
+			ref := RecordRef{ClientID: fmt.Sprintf("client-%d", rng.Intn(12)), Platform: "platform_a", Account: fmt.Sprintf("u%d", rng.Intn(30))}
+			apply(f, CmdBrowserCredentials, BrowserCredentials{RecordRef: ref, Fingerprint: "sha256:" + strings.Repeat("ab", 32), HeaderNames: []string{"authorization"}, HeaderCount: 1})
 		case 0:
 			apply(f, CmdConvLink, conv())
 		case 1:

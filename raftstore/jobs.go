@@ -160,7 +160,8 @@ func applyJobStart(s *State, c Command) (any, error) {
 	at := c.At
 	j.Status, j.StartedAt, j.UpdatedAt = JobRunning, &at, at
 	j.Attempts++
-	cv.ExecutionState, cv.UpdatedAt = ExecRenewalRunning, at
+	cv.ExecutionState = ExecRenewalRunning
+	s.Conversations.touch(cv, at)
 	return *j, nil
 }
 
@@ -190,7 +191,7 @@ func applyJobFinish(s *State, c Command) (any, error) {
 			// Only the renewal's own state ends here, never a batch's.
 			cv.ExecutionState = ExecIdle
 		}
-		cv.UpdatedAt = at
+		s.Conversations.touch(cv, at)
 		if p.OK {
 			cv.ConsecutiveFailureCount = 0
 			cv.RepeatedRenewalCount++

@@ -11,6 +11,7 @@ import (
 	"github.com/svcd/svcd/shared/systemstate"
 	"github.com/svcd/svcd/supervisor/bridge"
 	"github.com/svcd/svcd/supervisor/relayadmit"
+	"github.com/svcd/svcd/supervisor/renewal"
 	"github.com/svcd/svcd/supervisor/telemetry"
 	"github.com/svcd/svcd/supervisor/workermgr"
 	"github.com/svcd/svcd/workers/relay"
@@ -280,4 +281,21 @@ func (h bridgeHost) AutomationConversations() []bridgeproto.AutomationConversati
 		return []bridgeproto.AutomationConversation{}
 	}
 	return h.s.convs.Automation()
+}
+
+// AutomationPage is one page of AutomationConversations (GET /v1/browser);
+// after is a renewal cursor the route has checked.
+func (h bridgeHost) AutomationPage(limit int, after string) ([]bridgeproto.AutomationConversation, string) {
+	if h.s.convs == nil {
+		return []bridgeproto.AutomationConversation{}, ""
+	}
+	var from *renewal.Cursor
+	if c, ok := renewal.ParseCursor(after); ok {
+		from = &c
+	}
+	page, next := h.s.convs.AutomationPage(limit, from)
+	if next == nil {
+		return page, ""
+	}
+	return page, next.String()
 }

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/svcd/svcd/shared/bridgeproto"
 	"github.com/svcd/svcd/supervisor/bridge"
 	"github.com/svcd/svcd/supervisor/openapi"
+	"github.com/svcd/svcd/supervisor/renewal"
 )
 
 func (s *Server) browserRoutes() []Route {
@@ -65,9 +67,11 @@ func (s *Server) browserRoutes() []Route {
 			Query: []Field{
 				{Name: "platform", Type: "string"}, {Name: "account", Type: "string"}, {Name: "browser", Type: "string"},
 				{Name: "client_id", Type: "string"}, {Name: "host", Type: "string"}, {Name: "status", Type: "string", Note: "fresh, stale or lost"},
+				{Name: "limit", Type: "integer", Default: bridge.DefaultPageLimit, Note: fmt.Sprintf("records and automation_conversations per page, 1 to %d (over: 422; not a number: 400)", bridge.MaxPageLimit)},
+				{Name: "cursor", Type: "string", Note: "next_cursor of the previous page (422 invalid_cursor if it is not one)"},
 			},
-			Response: bridge.ReadModel{}, Errors: openapi.Codes{http.StatusUnprocessableEntity: {"invalid_platform", "invalid_status"}},
-			Summary: "Browser read model: records merging live connections and persisted records (view, status fresh/stale/lost), account, credential_fingerprint, endpoints, endpoint_metadata, timestamps, shell_runtime, last_action_result, automation_conversations, policy (thresholds, relay state per target).",
+			Response: bridge.ReadModel{}, Errors: openapi.Codes{http.StatusUnprocessableEntity: {"invalid_platform", "invalid_status", "invalid_query", "invalid_cursor"}, http.StatusBadRequest: {"invalid_query"}},
+			Summary: "Browser read model: records merging live connections and persisted records (view, status fresh/stale/lost), account, credential_fingerprint, endpoints, endpoint_metadata, timestamps, shell_runtime, last_action_result, automation_conversations, policy (thresholds, relay state per target). Paged: records in key order and automation_conversations most recently updated first, at most limit of each; policy.targets holds the targets in the page's range of record keys; next_cursor pages on (absent on the last page). clients, summary and pairing are whole on every page.",
 			Handle:  s.handleBrowserRead},
 		{Method: http.MethodPost, Path: "/v1/browser/actions", Name: "browser.actions", Area: "browser", Scope: ScopeControl, Kind: KindWrite, Body: actionBody,
 			Request: map[string]json.RawMessage{}, Response: bridge.ActionOutcome{}, Errors: actionErrors,
@@ -111,7 +115,19 @@ func (s *Server) handleBrowserRead(w http.ResponseWriter, r *http.Request) error
 	if f.Status != "" && !validStatuses[f.Status] {
 		return api.Unprocessable("invalid_status", "status must be fresh, stale or lost")
 	}
-	api.WriteOK(w, s.browser.hub.ReadModel(f, s.relayInfo(r.Context())))
+	limit, err := queryLimit(r, "limit", bridge.DefaultPageLimit, bridge.MaxPageLimit)
+	if err != nil {
+		return err
+	}
+	page := bridge.Page{Limit: limit}
+	if c, given := q["cursor"]; given {
+		cur, ok := bridge.ParseCursor(c[0], func(a string) bool { _, ok := renewal.ParseCursor(a); return ok })
+		if !ok {
+			return api.Unprocessable("invalid_cursor", "cursor must be the next_cursor of a previous page")
+		}
+		page.After = cur
+	}
+	api.WriteOK(w, s.browser.hub.ReadPage(f, page, s.relayInfo(r.Context())))
 	return nil
 }
 

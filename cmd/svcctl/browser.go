@@ -64,12 +64,81 @@ func browserLs(ctx context.Context, c *client, args []string) error {
 			q.Set(n, v)
 		}
 	}
-	path := "/v1/browser"
-	if len(q) > 0 {
-		path += "?" + q.Encode()
+	raw, err := browserAllPages(ctx, c, q)
+	if err != nil {
+		return err
 	}
-	_, err := c.call(ctx, http.MethodGet, path, nil, false)
-	return err
+	c.print(raw)
+	return nil
+}
+
+// browserAllPages reads GET /v1/browser with q and follows next_cursor,
+// so ls shows every record: records and automation_conversations of later
+// pages are appended to the first page's, policy.targets merged. A single
+// page is returned as the daemon wrote it.
+func browserAllPages(ctx context.Context, c *client, q url.Values) ([]byte, error) {
+	get := func(q url.Values) ([]byte, map[string]any, error) {
+		path := "/v1/browser"
+		if len(q) > 0 {
+			path += "?" + q.Encode()
+		}
+		raw, resp, err := c.send(ctx, http.MethodGet, path, nil, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		if resp.StatusCode/100 != 2 {
+			return nil, nil, c.failure(http.MethodGet, path, resp, raw)
+		}
+		var env map[string]any
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&env); err != nil {
+			return nil, nil, fmt.Errorf("GET %s: %w", path, err)
+		}
+		data, _ := env["data"].(map[string]any)
+		if data == nil {
+			return nil, nil, fmt.Errorf("GET %s: no data in the answer", path)
+		}
+		return raw, env, nil
+	}
+	raw, env, err := get(q)
+	if err != nil {
+		return nil, err
+	}
+	first := env["data"].(map[string]any)
+	next, _ := first["next_cursor"].(string)
+	if next == "" {
+		return raw, nil
+	}
+	targets := func(d map[string]any) map[string]any {
+		p, _ := d["policy"].(map[string]any)
+		t, _ := p["targets"].(map[string]any)
+		return t
+	}
+	for pages := 1; next != ""; pages++ {
+		if pages > 100000 {
+			return nil, fmt.Errorf("GET /v1/browser: next_cursor did not end")
+		}
+		q.Set("cursor", next)
+		_, page, err := get(q)
+		if err != nil {
+			return nil, err
+		}
+		d := page["data"].(map[string]any)
+		for _, list := range []string{"records", "automation_conversations"} {
+			more, _ := d[list].([]any)
+			have, _ := first[list].([]any)
+			first[list] = append(have, more...)
+		}
+		if all, more := targets(first), targets(d); all != nil {
+			for k, v := range more {
+				all[k] = v
+			}
+		}
+		next, _ = d["next_cursor"].(string)
+	}
+	delete(first, "next_cursor")
+	return json.Marshal(env)
 }
 
 // browserRequest relays one request; with --sse the events are printed as

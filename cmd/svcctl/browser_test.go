@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/svcd/svcd/e2e/fakeplugin"
 	"github.com/svcd/svcd/e2e/harness"
+	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/raftstore/raftstoretest"
 	"github.com/svcd/svcd/shared/bridgeproto"
 )
 
@@ -67,5 +70,66 @@ func TestBrowserCommandsAgainstTheDaemon(t *testing.T) {
 	}
 	if code, _, _ = svcctlJSON(t, d, "browser", "request"); code != 2 {
 		t.Fatalf("usage error exit %d", code)
+	}
+}
+
+// browser ls shows every record: past one page (GET /v1/browser's default
+// limit is 50) it follows next_cursor and prints them all at once.
+func TestBrowserLsFollowsNextCursor(t *testing.T) {
+	dir := t.TempDir()
+	n, err := raftstore.Open(raftstore.Config{DataDir: dir, NodeID: "node1", Bootstrap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := n.WaitLeader(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raftstoretest.Fill(ctx, n, raftstoretest.Scale{Browser: 230, Conversations: 150}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	d := harness.Start(t, harness.Options{DataDir: dir})
+	code, out, errOut := svcctlJSON(t, d, "browser", "ls")
+	var env struct {
+		Data struct {
+			Records []struct {
+				Key string `json:"key"`
+			} `json:"records"`
+			Automation []any                            `json:"automation_conversations"`
+			Policy     struct{ Targets map[string]any } `json:"policy"`
+			Next       *string                          `json:"next_cursor"`
+		} `json:"data"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &env) != nil {
+		t.Fatalf("ls: %d %s %s", code, out, errOut)
+	}
+	keys := map[string]bool{}
+	for _, r := range env.Data.Records {
+		keys[r.Key] = true
+	}
+	if len(env.Data.Records) != 230 || len(keys) != 230 || len(env.Data.Automation) != 150 || len(env.Data.Policy.Targets) != 230 || env.Data.Next != nil {
+		t.Fatalf("ls: %d records (%d distinct), %d conversations, %d targets, next %v", len(env.Data.Records), len(keys), len(env.Data.Automation), len(env.Data.Policy.Targets), env.Data.Next)
+	}
+	// Filters still apply on every page (Fill gives client-3 every 40th
+	// record of 230: 6).
+	code, out, _ = svcctlJSON(t, d, "browser", "ls", "--client", "client-3")
+	var one struct {
+		Data struct {
+			Records []struct {
+				ClientID string `json:"client_id"`
+			} `json:"records"`
+		} `json:"data"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &one) != nil || len(one.Data.Records) != 6 {
+		t.Fatalf("ls --client: %d %s", code, out)
+	}
+	for _, r := range one.Data.Records {
+		if r.ClientID != "client-3" {
+			t.Fatalf("ls --client client-3 shows %s", r.ClientID)
+		}
 	}
 }

@@ -117,11 +117,32 @@ func (h *Hub) liveSeen() map[string]time.Time {
 // records are stale until LostAfter has passed since it was last seen, then
 // lost.
 func (h *Hub) status(now time.Time, r *raftstore.BrowserRecord, c *raftstore.BrowserClient, live map[string]time.Time) string {
+	t, touched := h.activity.recordTouch(r.Key)
+	return h.statusTouched(now, r, c, live, t, touched)
+}
+
+// recordTouches is a copy of every unflushed record touch: one lock for a
+// walk over every record (the read model's summary) instead of one each.
+func (a *activity) recordTouches() map[string]raftstore.Touch {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.records) == 0 {
+		return nil
+	}
+	out := make(map[string]raftstore.Touch, len(a.records))
+	for k, t := range a.records {
+		out[k] = t
+	}
+	return out
+}
+
+// statusTouched is status with the record's unflushed touch given.
+func (h *Hub) statusTouched(now time.Time, r *raftstore.BrowserRecord, c *raftstore.BrowserClient, live map[string]time.Time, t raftstore.Touch, touched bool) string {
 	last := r.LastActivityAt
 	if c != nil {
 		last = latest(last, c.LastSeenAt, c.LastDisconnectedAt)
 	}
-	if t, ok := h.activity.recordTouch(r.Key); ok {
+	if touched {
 		last = latest(last, t.At)
 	}
 	if seen, ok := live[r.ClientID]; ok {

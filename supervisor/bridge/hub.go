@@ -31,6 +31,10 @@ type Host interface {
 	SystemState() systemstate.State
 	SetMode(ctx context.Context, mode, requestedBy, reason string) (systemstate.State, error)
 	AutomationConversations() []bridgeproto.AutomationConversation
+	// AutomationPage is one page of AutomationConversations: at most limit
+	// after the cursor after ("": from the start) and the next page's
+	// cursor ("" on the last).
+	AutomationPage(limit int, after string) ([]bridgeproto.AutomationConversation, string)
 }
 
 // Hub owns every live plugin connection and every request or action waiting

@@ -29,6 +29,9 @@ func (nopHost) SetMode(context.Context, string, string, string) (systemstate.Sta
 	return systemstate.State{}, nil
 }
 func (nopHost) AutomationConversations() []bridgeproto.AutomationConversation { return nil }
+func (nopHost) AutomationPage(int, string) ([]bridgeproto.AutomationConversation, string) {
+	return nil, ""
+}
 
 func startTestHub(t *testing.T, cfg Config) (*Hub, string) {
 	t.Helper()

@@ -51,6 +51,8 @@ type ReadModel struct {
 	Summary                 Summary                              `json:"summary"`
 	Pairing                 PairingView                          `json:"pairing"`
 	GeneratedAt             time.Time                            `json:"generated_at"`
+	// NextCursor pages on (GET /v1/browser?cursor=); absent on the last page.
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // Summary counts what the read model holds (before filtering).
@@ -184,9 +186,17 @@ func copyResult(r *raftstore.StoredActionResult) *raftstore.StoredActionResult {
 	return &c
 }
 
-// ReadModel merges live connections with persisted records and the relay
-// state, then applies f.
+// ReadModel is the whole read model (every record and automation
+// conversation), for callers in this process.
 func (h *Hub) ReadModel(f Filter, relay RelayInfo) ReadModel {
+	return h.ReadPage(f, Page{}, relay)
+}
+
+// ReadPage merges live connections with persisted records and the relay
+// state, applies f and returns page p (readpage.go). Records come from the
+// FSM's key index and automation conversations from its recency index, so
+// a page costs its own length; the summary still counts every record.
+func (h *Hub) ReadPage(f Filter, p Page, relay RelayInfo) ReadModel {
 	now := time.Now().UTC()
 	liveSeen := h.liveSeen()
 	remotes := map[string]string{}
@@ -195,7 +205,7 @@ func (h *Hub) ReadModel(f Filter, relay RelayInfo) ReadModel {
 	}
 	m := ReadModel{
 		Records: []RecordView{}, Clients: []ClientView{}, ShellRuntime: nullJSON, GeneratedAt: now,
-		AutomationConversations: h.host.AutomationConversations(),
+		AutomationConversations: []bridgeproto.AutomationConversation{},
 		Policy: Policy{
 			DefaultStaleLeaseMs: h.cfg.StaleAfter.Milliseconds(), StaleAfterMs: h.cfg.StaleAfter.Milliseconds(),
 			LostAfterMs: h.cfg.LostAfter.Milliseconds(), SweepIntervalMs: h.cfg.SweepInterval.Milliseconds(),
@@ -205,67 +215,73 @@ func (h *Hub) ReadModel(f Filter, relay RelayInfo) ReadModel {
 			Targets: map[string]TargetDiag{},
 		},
 	}
-	if m.AutomationConversations == nil {
-		m.AutomationConversations = []bridgeproto.AutomationConversation{}
+	next := Cursor{records: listPos{done: true}, automation: listPos{done: true}}
+	if !p.After.automation.done {
+		if p.Limit == 0 {
+			m.AutomationConversations = h.host.AutomationConversations()
+		} else {
+			var after string
+			m.AutomationConversations, after = h.host.AutomationPage(p.Limit, p.After.automation.after)
+			if after != "" {
+				next.automation = listPos{after: after}
+			}
+		}
+		if m.AutomationConversations == nil {
+			m.AutomationConversations = []bridgeproto.AutomationConversation{}
+		}
 	}
+	span := keyRange{none: p.After.records.done, from: p.After.records.after}
 	h.host.Read(func(s *raftstore.State) {
 		m.ShellRuntime = rawOrNull(s.Browser.ShellRuntime)
 		m.LastActionResult = copyResult(s.Browser.LastActionResult)
-		withRecords := map[string]bool{}
-		for key, r := range s.Browser.Records {
-			cl := s.Browser.Clients[r.ClientID]
-			_, live := liveSeen[r.ClientID]
-			withRecords[r.ClientID] = true
+		// The summary counts every record, whatever the page and filter.
+		touches := h.activity.recordTouches()
+		for _, r := range s.Browser.Records {
+			t, touched := touches[r.Key]
+			countStatus(&m.Summary, h.statusTouched(now, r, s.Browser.Clients[r.ClientID], liveSeen, t, touched))
+		}
+		// A paired client that has not captured anything yet is only live:
+		// it has a record of its own, in key order among the others.
+		var liveOnly []RecordView
+		for id := range liveSeen {
+			cl := s.Browser.Clients[id]
+			if cl == nil || s.Browser.HasRecords(id) {
+				continue
+			}
 			v := RecordView{
-				Key: key, ClientID: r.ClientID, Platform: r.Platform, Account: r.Account, Browser: r.Browser, Host: r.Host,
-				View: ViewPersistedOnly, Status: h.status(now, r, cl, liveSeen), Connected: live,
-				CredentialFingerprint: r.CredentialFingerprint, HeaderNames: append([]string{}, r.HeaderNames...),
-				HeaderCount: r.HeaderCount, CookieCount: r.CookieCount,
-				Endpoints:        append([]raftstore.BrowserEndpoint{}, r.Endpoints...),
-				EndpointMetadata: endpointMeta(r),
-				Timestamps: Timestamps{
-					FirstSeenAt: tp(r.FirstSeenAt), UpdatedAt: tp(r.UpdatedAt), CredentialsAt: tp(r.CredentialsAt),
-					EndpointsAt: tp(r.EndpointsAt), LastActivityAt: tp(r.LastActivityAt), LastStaleSweepAt: tp(r.LastStaleSweepAt),
-				},
-				ShellRuntime: nullJSON,
+				Key: raftstore.RecordKey(id, "", ""), ClientID: id, Browser: cl.Browser, View: ViewActiveOnly, Connected: true,
+				Status: raftstore.StatusFresh, HeaderNames: []string{}, Endpoints: []raftstore.BrowserEndpoint{},
+				EndpointMetadata: EndpointMetadata{Methods: []string{}, Kinds: []string{}},
+				Timestamps:       Timestamps{ConnectedAt: tp(cl.LastConnectedAt), LastSeenAt: tp(liveSeen[id])},
+				ShellRuntime:     rawOrNull(cl.ShellRuntime), LastActionResult: copyResult(cl.LastActionResult),
 			}
-			if live {
-				v.View = ViewActiveAndPersisted
-			}
-			if cl != nil {
-				v.Timestamps.ConnectedAt, v.Timestamps.DisconnectedAt, v.Timestamps.LastSeenAt = tp(cl.LastConnectedAt), tp(cl.LastDisconnectedAt), tp(cl.LastSeenAt)
-				v.ShellRuntime = rawOrNull(cl.ShellRuntime)
-				v.LastActionResult = copyResult(cl.LastActionResult)
-				if v.Browser == "" {
-					v.Browser = cl.Browser
-				}
-			}
-			if seen, ok := liveSeen[r.ClientID]; ok {
-				v.Timestamps.LastSeenAt = tp(seen)
+			if now.Sub(liveSeen[id]) > h.cfg.StaleAfter {
+				v.Status = raftstore.StatusStale
 			}
 			countStatus(&m.Summary, v.Status)
-			d := TargetDiag{
-				Platform: r.Platform, ClientID: r.ClientID, Account: r.Account, Status: v.Status,
-				LastActivityAt: tp(r.LastActivityAt), LastActivityKind: r.LastActivityKind,
-				StaleSweepCount: r.StaleSweepCount, LastStaleSweepAt: tp(r.LastStaleSweepAt), LastStaleSweepStatus: r.LastStaleSweepStatus,
+			if span.has(v.Key) {
+				liveOnly = append(liveOnly, v)
 			}
-			if t, ok := h.activity.recordTouch(key); ok && t.At.After(r.LastActivityAt) {
-				d.LastActivityAt, d.LastActivityKind = tp(t.At), t.Kind
-			}
-			m.Policy.Targets[key] = d
-			if f.match(v) {
-				m.Records = append(m.Records, v)
-			}
+		}
+		sort.Slice(liveOnly, func(i, j int) bool { return liveOnly[i].Key < liveOnly[j].Key })
+		if !span.none {
+			h.pageRecords(s, f, p.Limit, &span, liveOnly, liveSeen, now, &m, &next)
 		}
 		// Relay state of targets without a record (a raw relay to a client
 		// that never captured that platform).
 		for key, rt := range s.Relay.Targets {
+			if !span.has(key) {
+				continue
+			}
 			d := m.Policy.Targets[key]
 			c := *rt
 			d.Relay = &c
 			m.Policy.Targets[key] = d
 		}
 		for key, rt := range relay.Targets {
+			if !span.has(key) {
+				continue
+			}
 			d := m.Policy.Targets[key]
 			c := rt
 			if d.Relay != nil {
@@ -275,6 +291,9 @@ func (h *Hub) ReadModel(f Filter, relay RelayInfo) ReadModel {
 			m.Policy.Targets[key] = d
 		}
 		for id, cl := range s.Browser.Clients {
+			if f.ClientID != "" && f.ClientID != id || f.Browser != "" && f.Browser != cl.Browser {
+				continue
+			}
 			_, live := liveSeen[id]
 			cv := ClientView{
 				ClientID: id, Browser: cl.Browser, ExtensionVersion: cl.ExtensionVersion, Connected: live, Remote: remotes[id],
@@ -285,31 +304,13 @@ func (h *Hub) ReadModel(f Filter, relay RelayInfo) ReadModel {
 				cv.LastSeenAt = tp(seen)
 			}
 			h.pairingOf(&cv, s)
-			if f.ClientID == "" || f.ClientID == id {
-				if f.Browser == "" || f.Browser == cl.Browser {
-					m.Clients = append(m.Clients, cv)
-				}
-			}
-			// A paired client that has not captured anything yet is only live.
-			if live && !withRecords[id] {
-				v := RecordView{
-					Key: raftstore.RecordKey(id, "", ""), ClientID: id, Browser: cl.Browser, View: ViewActiveOnly, Connected: true,
-					Status: raftstore.StatusFresh, HeaderNames: []string{}, Endpoints: []raftstore.BrowserEndpoint{},
-					EndpointMetadata: EndpointMetadata{Methods: []string{}, Kinds: []string{}},
-					Timestamps:       Timestamps{ConnectedAt: tp(cl.LastConnectedAt), LastSeenAt: tp(liveSeen[id])},
-					ShellRuntime:     rawOrNull(cl.ShellRuntime), LastActionResult: copyResult(cl.LastActionResult),
-				}
-				if now.Sub(liveSeen[id]) > h.cfg.StaleAfter {
-					v.Status = raftstore.StatusStale
-				}
-				countStatus(&m.Summary, v.Status)
-				if f.match(v) {
-					m.Records = append(m.Records, v)
-				}
-			}
+			m.Clients = append(m.Clients, cv)
 		}
 	})
 	for key, l := range relay.Live {
+		if !span.has(key) {
+			continue
+		}
 		d := m.Policy.Targets[key]
 		d.InFlight, d.Waiting = l.InFlight, l.Waiting
 		m.Policy.Targets[key] = d
@@ -319,10 +320,102 @@ func (h *Hub) ReadModel(f Filter, relay RelayInfo) ReadModel {
 	}
 	m.Summary.Connected = len(liveSeen)
 	m.Summary.Records = m.Summary.Fresh + m.Summary.Stale + m.Summary.Lost
-	sort.Slice(m.Records, func(i, j int) bool { return m.Records[i].Key < m.Records[j].Key })
 	sort.Slice(m.Clients, func(i, j int) bool { return m.Clients[i].ClientID < m.Clients[j].ClientID })
 	m.Pairing = h.pairingView()
+	if !next.records.done || !next.automation.done {
+		m.NextCursor = next.String()
+	}
 	return m
+}
+
+// pageRecords walks the records after span.from in key order, persisted
+// (the FSM's key index) and live-only ones merged, and keeps the first
+// limit (0: all) that match f. The targets of every record walked up to
+// the page's last key go into policy.targets; span ends at that key when
+// another match follows (next.records then names it).
+func (h *Hub) pageRecords(s *raftstore.State, f Filter, limit int, span *keyRange, liveOnly []RecordView, liveSeen map[string]time.Time, now time.Time, m *ReadModel, next *Cursor) {
+	more := false
+	take := func(v RecordView) bool {
+		if !f.match(v) {
+			return true
+		}
+		if limit > 0 && len(m.Records) == limit {
+			more = true
+			return false
+		}
+		m.Records = append(m.Records, v)
+		return true
+	}
+	walked := map[string]TargetDiag{}
+	s.Browser.RecordsAfter(span.from, func(r *raftstore.BrowserRecord) bool {
+		for len(liveOnly) > 0 && liveOnly[0].Key < r.Key {
+			if !take(liveOnly[0]) {
+				return false
+			}
+			liveOnly = liveOnly[1:]
+		}
+		v, d := h.recordView(now, r, s.Browser.Clients[r.ClientID], liveSeen)
+		walked[r.Key] = d
+		return take(v)
+	})
+	for !more && len(liveOnly) > 0 {
+		if !take(liveOnly[0]) {
+			break
+		}
+		liveOnly = liveOnly[1:]
+	}
+	if more {
+		last := m.Records[len(m.Records)-1].Key
+		span.to, span.bounded = last, true
+		next.records = listPos{after: last}
+	}
+	for key, d := range walked {
+		if span.has(key) {
+			m.Policy.Targets[key] = d
+		}
+	}
+}
+
+// recordView is a persisted record as records[] shows it, and its target's
+// diagnostics.
+func (h *Hub) recordView(now time.Time, r *raftstore.BrowserRecord, cl *raftstore.BrowserClient, liveSeen map[string]time.Time) (RecordView, TargetDiag) {
+	_, live := liveSeen[r.ClientID]
+	v := RecordView{
+		Key: r.Key, ClientID: r.ClientID, Platform: r.Platform, Account: r.Account, Browser: r.Browser, Host: r.Host,
+		View: ViewPersistedOnly, Status: h.status(now, r, cl, liveSeen), Connected: live,
+		CredentialFingerprint: r.CredentialFingerprint, HeaderNames: append([]string{}, r.HeaderNames...),
+		HeaderCount: r.HeaderCount, CookieCount: r.CookieCount,
+		Endpoints:        append([]raftstore.BrowserEndpoint{}, r.Endpoints...),
+		EndpointMetadata: endpointMeta(r),
+		Timestamps: Timestamps{
+			FirstSeenAt: tp(r.FirstSeenAt), UpdatedAt: tp(r.UpdatedAt), CredentialsAt: tp(r.CredentialsAt),
+			EndpointsAt: tp(r.EndpointsAt), LastActivityAt: tp(r.LastActivityAt), LastStaleSweepAt: tp(r.LastStaleSweepAt),
+		},
+		ShellRuntime: nullJSON,
+	}
+	if live {
+		v.View = ViewActiveAndPersisted
+	}
+	if cl != nil {
+		v.Timestamps.ConnectedAt, v.Timestamps.DisconnectedAt, v.Timestamps.LastSeenAt = tp(cl.LastConnectedAt), tp(cl.LastDisconnectedAt), tp(cl.LastSeenAt)
+		v.ShellRuntime = rawOrNull(cl.ShellRuntime)
+		v.LastActionResult = copyResult(cl.LastActionResult)
+		if v.Browser == "" {
+			v.Browser = cl.Browser
+		}
+	}
+	if seen, ok := liveSeen[r.ClientID]; ok {
+		v.Timestamps.LastSeenAt = tp(seen)
+	}
+	d := TargetDiag{
+		Platform: r.Platform, ClientID: r.ClientID, Account: r.Account, Status: v.Status,
+		LastActivityAt: tp(r.LastActivityAt), LastActivityKind: r.LastActivityKind,
+		StaleSweepCount: r.StaleSweepCount, LastStaleSweepAt: tp(r.LastStaleSweepAt), LastStaleSweepStatus: r.LastStaleSweepStatus,
+	}
+	if t, ok := h.activity.recordTouch(r.Key); ok && t.At.After(r.LastActivityAt) {
+		d.LastActivityAt, d.LastActivityKind = tp(t.At), t.Kind
+	}
+	return v, d
 }
 
 func countStatus(s *Summary, st string) {
