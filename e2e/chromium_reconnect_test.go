@@ -14,6 +14,12 @@ import (
 // does, under clientID; the worker connects on the change.
 func configureAs(t *testing.T, b *browser, sw string, d *harness.Daemon, clientID string) {
 	t.Helper()
+	// Three browsers starting at once on a loaded machine: the worker's
+	// target can be attached before its extension APIs are bound.
+	waitUntil(t, 20*time.Second, "the worker's extension APIs", func() bool {
+		var ok bool
+		return b.eval(sw, `typeof chrome !== 'undefined' && !!chrome.storage`, &ok) == nil && ok
+	})
 	js := fmt.Sprintf(`chrome.storage.local.set({daemonURL:%q, token:%q, clientId:%q}).then(()=>true)`, wsURL(d), d.Token, clientID)
 	if err := b.eval(sw, js, nil); err != nil {
 		t.Fatal(err)
@@ -58,14 +64,20 @@ func TestExtensionReconnectThreeBrowsers(t *testing.T) {
 		b := startBrowser(t)
 		configureAs(t, b, b.worker(), d, id)
 	}
-	waitUntil(t, 30*time.Second, "the three browsers connected", func() bool {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		all := true
 		for _, id := range ids {
-			if !extConnected(t, d, id) {
-				return false
-			}
+			all = all && extConnected(t, d, id)
 		}
-		return true
-	})
+		if all {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the three browsers are not all connected: %+v\n%s", readModel(t, d, "").Clients, grepLines(d.Logs(), "browser"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	for round := 1; round <= 2; round++ {
 		off := len(d.Logs())
 		d.Kill()
@@ -87,8 +99,8 @@ func TestExtensionReconnectThreeBrowsers(t *testing.T) {
 		// Settle, then count what each browser did after the restart.
 		time.Sleep(time.Second)
 		logs := d.Logs()[off:]
-		upgrades := metricSum(t, d, `route="GET /ws/browser"`)
-		probes := metricSum(t, d, `route="GET /readyz"`)
+		upgrades := metricSum(t, d, `svcd_http_requests_total{`, `route="GET /ws/browser"`)
+		probes := metricSum(t, d, `svcd_http_requests_total{`, `route="GET /readyz"`)
 		t.Logf("round %d: paired after /readyz 200: %v; WebSocket upgrades %v, /readyz answers %v (the test's own polls included)", round, paired, upgrades, probes)
 		for _, id := range ids {
 			if paired[id] > time.Second {

@@ -5,8 +5,8 @@
 // injects it into a page that was open before (the same file). For each
 // request, by the nonce the content script forwards it under, it performs
 // the fetch and posts the head and body back; a cancel aborts that fetch.
-// Chunks that arrive within one task go back as one message (a burst of
-// SSE events is one hop, not one per network read).
+// A stream's chunks that arrive within one task go back as one message (a
+// burst of SSE events is one hop, not one per network read).
 (() => {
   if (window.__svcdPageRelay) return;
   window.__svcdPageRelay = true;
@@ -38,21 +38,34 @@
       reply({ head: true, status: r.status, headers });
       const rd = r.body.getReader();
       const dec = new TextDecoder();
-      // What the reads of one task gave, sent once after it: a task of its
-      // own through a MessageChannel (setTimeout is throttled to a second
-      // in a background tab; a channel message is not).
+      // A read that comes after a quiet spell goes at once (a model's
+      // tokens, one at a time, wait for nothing); the reads that follow it
+      // within the same task are sent together once that task is over (a
+      // burst is one hop, not one per network read). The tick is a task of
+      // its own through a MessageChannel: setTimeout is throttled to a
+      // second in a background tab, a channel message is not.
       let pending = '';
-      let flushQueued = false;
+      let inTick = false;
       const tick = new MessageChannel();
-      const flush = () => { flushQueued = false; if (pending) { const c = pending; pending = ''; reply({ chunk: c }); } };
-      tick.port1.onmessage = flush;
+      tick.port1.onmessage = () => {
+        inTick = false;
+        if (!pending) return;
+        const c = pending;
+        pending = '';
+        reply({ chunk: c });
+        inTick = true;
+        tick.port2.postMessage(0);
+      };
       for (;;) {
         const { value, done } = await rd.read();
         if (done) break;
-        pending += dec.decode(value, { stream: true });
-        if (!flushQueued) { flushQueued = true; tick.port2.postMessage(0); }
+        const text = dec.decode(value, { stream: true });
+        if (inTick) { pending += text; continue; }
+        reply({ chunk: text });
+        inTick = true;
+        tick.port2.postMessage(0);
       }
-      flush();
+      if (pending) reply({ chunk: pending });
       tick.port1.close();
       reply({ end: true });
     } catch {

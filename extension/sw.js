@@ -125,7 +125,7 @@ const probe = new ReadyProbe({
     const r = await fetch(readyzURL(s.daemon), { cache: 'no-store', signal: AbortSignal.timeout(1000) });
     return r.status === 200;
   },
-  wanted: () => !ws && !!reconnectTimer,
+  wanted: () => !ws,
   onBack: () => { attempt = 0; connect(); },
 });
 function startProbe() { probe.start(); }
@@ -159,6 +159,7 @@ async function connect() {
     outbox.dropped();
     publish();
     if (ev.code === 4401) {
+      probe.stop();
       // The daemon said why in an error frame just before the close; a
       // refused code or credential is dropped (it can never work again).
       const r = afterRefusal(pairingError && pairingError.code, pairingError && pairingError.message);

@@ -4,7 +4,9 @@
 // after the probe saw it down (refused, timed out or not ready), onBack
 // connects at once rather than at the next backoff step. Only that
 // transition wakes it, once per round: a daemon that is up and refuses the
-// socket gets no attempt from the probe, only the backoff's.
+// socket gets no attempt from the probe, only the backoff's. A round runs
+// from the drop to hello_ok (stop) or to its one wake-up; the backoff's
+// attempts inside it do not end it.
 export class ReadyProbe {
   constructor({ check, wanted, onBack, fastMs = 50, slowMs = 1000, fastForMs = 20000, random = Math.random, now = Date.now, setTimer = setTimeout, clearTimer = clearTimeout }) {
     Object.assign(this, { check, wanted, onBack, fastMs, slowMs, fastForMs, random, now, setTimer, clearTimer });
@@ -40,11 +42,13 @@ export class ReadyProbe {
 
   async tick() {
     this.timer = true; // a check is running: start() leaves this round alone
-    if (!this.wanted()) { this.timer = null; return; }
+    // A socket is connecting (the backoff's attempt): the round goes on, so
+    // a daemon seen down before that attempt failed still counts.
+    if (!this.wanted()) { this.schedule(); return; }
     let up = false;
     try { up = await this.check(); } catch { up = false; }
     if (this.timer !== true) return; // stopped while checking
-    if (!this.wanted()) { this.timer = null; return; }
+    if (!this.wanted()) { this.schedule(); return; }
     if (!up) { this.sawDown = true; this.schedule(); return; }
     if (this.sawDown) { this.timer = null; this.onBack(); return; }
     // Up all along (a daemon that refuses the socket, or a ws_reconnect):

@@ -62,7 +62,7 @@ test('after 20 s of a drop the probe slows to 1-2 s', async () => {
   assert.ok(r.checks.filter((at) => at < 20000).length <= 20000 / 50);
 });
 
-test('a start inside a round keeps its state; stop ends it; not wanted ends it', async () => {
+test('a start inside a round keeps its state; stop ends it; a socket connecting pauses it', async () => {
   const r = rig([false, true]);
   r.p.start();
   await r.step();
@@ -75,11 +75,16 @@ test('a start inside a round keeps its state; stop ends it; not wanted ends it',
   let want = true;
   const w = rig([false, true], { wanted: () => want });
   w.p.start();
-  await w.step();
-  want = false; // a socket opened meanwhile (the backoff's attempt)
+  await w.step(); // down
+  want = false; // the backoff's attempt is connecting: no check, no wake-up
   await w.step();
   assert.equal(w.backs(), 0);
-  assert.equal(w.p.running, false);
+  assert.equal(w.checks.length, 1);
+  assert.equal(w.p.running, true);
+  want = true; // that attempt failed (the daemon was not ready yet)
+  w.p.start();
+  await w.step(); // ready now: seen down earlier in the round, so connect
+  assert.equal(w.backs(), 1);
 });
 
 test('readyz beside the WebSocket address', () => {
