@@ -60,9 +60,13 @@ func metricSum(t *testing.T, d *harness.Daemon, subs ...string) float64 {
 func TestExtensionReconnectThreeBrowsers(t *testing.T) {
 	d := extensionDaemon(t)
 	ids := []string{"tri-a1", "tri-b2", "tri-c3"}
+	var browsers []*browser
+	var sws []string
 	for _, id := range ids {
 		b := startBrowser(t)
-		configureAs(t, b, b.worker(), d, id)
+		sw := b.worker()
+		configureAs(t, b, sw, d, id)
+		browsers, sws = append(browsers, b), append(sws, sw)
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -86,7 +90,7 @@ func TestExtensionReconnectThreeBrowsers(t *testing.T) {
 		d.Restart() // returns once /readyz answers 200
 		ready := time.Now()
 		paired := map[string]time.Duration{}
-		waitUntil(t, 30*time.Second, "the three browsers paired again", func() bool {
+		for deadline := time.Now().Add(30 * time.Second); len(paired) < len(ids); time.Sleep(20 * time.Millisecond) {
 			for _, l := range strings.Split(d.Logs()[off:], "\n") {
 				for _, id := range ids {
 					if _, seen := paired[id]; !seen && pairedLine(l, id) {
@@ -94,8 +98,15 @@ func TestExtensionReconnectThreeBrowsers(t *testing.T) {
 					}
 				}
 			}
-			return len(paired) == len(ids)
-		})
+			if time.Now().After(deadline) {
+				for i, b := range browsers {
+					var st any
+					_ = b.eval(sws[i], `chrome.storage.session.get('status').then(s=>s.status&&{connected:s.status.connected,lastError:s.status.lastError})`, &st)
+					t.Logf("%s: worker status %v", ids[i], st)
+				}
+				t.Fatalf("round %d: paired within 30 s: %v\n%s", round, paired, grepLines(d.Logs()[off:], "browser"))
+			}
+		}
 		// Settle, then count what each browser did after the restart.
 		time.Sleep(time.Second)
 		logs := d.Logs()[off:]

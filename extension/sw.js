@@ -16,6 +16,7 @@ import { helloAuth, afterHelloOk, afterRefusal } from './lib/pairing.js';
 
 const VERSION = chrome.runtime.getManifest().version;
 let ws = null;
+let wsSince = 0; // when ws was opened
 let attempt = 0;
 let reconnectTimer = null;
 let keepaliveTimer = null;
@@ -125,8 +126,16 @@ const probe = new ReadyProbe({
     const r = await fetch(readyzURL(s.daemon), { cache: 'no-store', signal: AbortSignal.timeout(1000) });
     return r.status === 200;
   },
-  wanted: () => !ws,
-  onBack: () => { attempt = 0; connect(); },
+  // Until hello_ok: a socket opened while the daemon was starting may hang
+  // in connecting (or never get its hello_ok) while the daemon is back.
+  wanted: () => !state.connected,
+  onBack: () => {
+    if (ws && Date.now() - wsSince < 1000) return false; // young: ask again next tick
+    if (ws) { const s = ws; ws = null; s.onclose = null; try { s.close(); } catch {} }
+    attempt = 0;
+    connect();
+    return true;
+  },
 });
 function startProbe() { probe.start(); }
 
@@ -142,6 +151,7 @@ async function connect() {
   let sock;
   try { sock = new WebSocket(s.daemon); } catch (e) { state.lastError = 'bad daemon address'; scheduleReconnect(); return; }
   ws = sock;
+  wsSince = Date.now();
   // Not paired until this socket's hello_ok: the outbox waits for it.
   state.connected = false;
   sock.onopen = async () => {

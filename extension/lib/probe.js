@@ -50,7 +50,13 @@ export class ReadyProbe {
     if (this.timer !== true) return; // stopped while checking
     if (!this.wanted()) { this.schedule(); return; }
     if (!up) { this.sawDown = true; this.schedule(); return; }
-    if (this.sawDown) { this.timer = null; this.onBack(); return; }
+    // onBack may decline (false: a socket younger than a second is still
+    // connecting); the round goes on and asks again.
+    if (this.sawDown) {
+      this.timer = null;
+      if (this.onBack() === false) this.schedule();
+      return;
+    }
     // Up all along (a daemon that refuses the socket, or a ws_reconnect):
     // only the backoff connects; look again at the slow pace.
     this.since = this.now() - this.fastForMs;

@@ -73,7 +73,7 @@ test('a start inside a round keeps its state; stop ends it; a socket connecting 
   r.p.stop();
   assert.equal(await r.step(), false);
   let want = true;
-  const w = rig([false, true], { wanted: () => want });
+  const w = rig([false, true, true], { wanted: () => want });
   w.p.start();
   await w.step(); // down
   want = false; // the backoff's attempt is connecting: no check, no wake-up
@@ -90,4 +90,17 @@ test('a start inside a round keeps its state; stop ends it; a socket connecting 
 test('readyz beside the WebSocket address', () => {
   assert.equal(readyzURL('ws://127.0.0.1:4317/ws/browser'), 'http://127.0.0.1:4317/readyz');
   assert.equal(readyzURL('wss://h.example:9/ws/browser?x=1#f'), 'https://h.example:9/readyz');
+});
+
+test('a declined wake-up (a young socket still connecting) is asked again', async () => {
+  let n = 0;
+  const r = rig([false, true, true]);
+  r.p.onBack = () => (++n === 1 ? false : true);
+  r.p.start();
+  await r.step(); // down
+  await r.step(); // up: declined
+  assert.equal(r.p.running, true);
+  await r.step(); // up: taken
+  assert.equal(n, 2);
+  assert.equal(r.p.running, false);
 });
