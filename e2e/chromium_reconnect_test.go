@@ -52,11 +52,12 @@ func metricSum(t *testing.T, d *harness.Daemon, subs ...string) float64 {
 // TestExtensionReconnectThreeBrowsers: three Chromium instances (separate
 // profiles) paired with one daemon; the daemon is killed, stays down long
 // enough for the backoff to reach seconds between attempts, and comes back
-// on the same address. Every browser is paired again within a second of
-// the daemon answering /readyz (the extension's /readyz probe wakes it,
+// on the same address. Every browser is paired again within 2 s of the
+// daemon answering /readyz (the extension's /readyz probe wakes it,
 // lib/probe.js; the backoff alone would wait for its next step, seconds
-// away), and no browser makes a storm of it: each pairs once, and the
-// daemon sees at most two WebSocket upgrades per browser.
+// away; the 250 ms goal is the bench's E1reconnect), and no browser makes a
+// storm of it: each pairs once, and the daemon sees at most two WebSocket
+// upgrades per browser.
 func TestExtensionReconnectThreeBrowsers(t *testing.T) {
 	d := extensionDaemon(t)
 	ids := []string{"tri-a1", "tri-b2", "tri-c3"}
@@ -114,8 +115,11 @@ func TestExtensionReconnectThreeBrowsers(t *testing.T) {
 		probes := metricSum(t, d, `svcd_http_requests_total{`, `route="GET /readyz"`)
 		t.Logf("round %d: paired after /readyz 200: %v; WebSocket upgrades %v, /readyz answers %v (the test's own polls included)", round, paired, upgrades, probes)
 		for _, id := range ids {
-			if paired[id] > time.Second {
-				t.Errorf("round %d: %s paired %s after the daemon was ready (bound: 1 s)", round, id, paired[id])
+			// The goal (p95 <= 250 ms) is the bench's (E1reconnect); this
+			// bound is its order under -race and a loaded machine, and far
+			// below the backoff's next step after a 4 s outage (seconds).
+			if paired[id] > 2*time.Second {
+				t.Errorf("round %d: %s paired %s after the daemon was ready (bound: 2 s)", round, id, paired[id])
 			}
 			n := 0
 			for _, l := range strings.Split(logs, "\n") {
