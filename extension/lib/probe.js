@@ -9,7 +9,11 @@
 // attempts inside it do not end it.
 export class ReadyProbe {
   constructor({ check, wanted, onBack, fastMs = 50, slowMs = 1000, fastForMs = 20000, random = Math.random, now = Date.now, setTimer = setTimeout, clearTimer = clearTimeout }) {
-    Object.assign(this, { check, wanted, onBack, fastMs, slowMs, fastForMs, random, now, setTimer, clearTimer });
+    Object.assign(this, { check, wanted, onBack, fastMs, slowMs, fastForMs, random, now });
+    // Called as plain functions: a browser's setTimeout called as a method
+    // of another object throws "Illegal invocation" (Node's does not).
+    this.setTimer = (fn, ms) => setTimer(fn, ms);
+    this.clearTimer = (id) => clearTimer(id);
     this.timer = null;
     this.since = 0;
     this.sawDown = false;

@@ -15,7 +15,13 @@ function rig(answers, { wanted = () => true } = {}) {
     onBack: () => { backs++; },
     random: () => 0.5,
     now: () => t,
-    setTimer: (fn, ms) => { timers.push({ fn, at: t + ms }); return timers.length; },
+    // As a browser's setTimeout: called as a method of another object it
+    // throws (the probe once did that, and never ran in Chromium).
+    setTimer: function (fn, ms) {
+      if (this !== undefined && this !== globalThis) throw new TypeError('Illegal invocation');
+      timers.push({ fn, at: t + ms });
+      return timers.length;
+    },
     clearTimer: (id) => { timers[id - 1] = null; },
   });
   const step = async () => {
