@@ -7,12 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/svcd/svcd/e2e/fakeplugin"
 	"github.com/svcd/svcd/e2e/harness"
 )
 
@@ -489,65 +487,4 @@ func TestExtensionInstrLoop(t *testing.T) {
 	if len(rm.AutomationConversations) == 0 {
 		t.Log("note: no automation_conversations in the read model")
 	}
-}
-
-// TestExtensionFigures measures, in one run, the reconnect time after a
-// daemon restart and the relay p50 through the real extension against the Go
-// plugin client (e2e/fakeplugin) on the same fake site. It only reports:
-// scripts/bench-extension runs it (SVCD_FIGURES=1); no timed assertion.
-func TestExtensionFigures(t *testing.T) {
-	if os.Getenv("SVCD_FIGURES") != "1" {
-		t.Skip("figures only: SVCD_FIGURES=1 (scripts/bench-extension)")
-	}
-	b := startBrowser(t)
-	d := extensionDaemon(t)
-	site := newFakeSite("platform_a", "CANARYf1")
-	defer site.Close()
-	sw := b.worker()
-	configure(t, b, sw, d, map[string]string{"platform_a": site.URL})
-	waitUntil(t, 15*time.Second, "the extension connected", func() bool { return extConnected(t, d, "chromium-e2e") })
-	b.openTab(site.URL + "/")
-	waitUntil(t, 15*time.Second, "the tab's capture", func() bool { return len(readModel(t, d, "?platform=platform_a").Records) > 0 })
-	gp := connectPlugin(t, d, "go-plugin", nil, func(o *fakeplugin.Options) { o.Platforms = map[string]string{"platform_a": site.URL} })
-	capture(t, d, gp, "platform_a", "bench", map[string]string{"Authorization": "Bearer bench"})
-
-	const n = 60
-	p50 := func(client string) time.Duration {
-		var ds []time.Duration
-		for i := 0; i < n; i++ {
-			start := time.Now()
-			r := d.Do("POST", "/v1/browser/request", map[string]any{"platform": "platform_a", "clientId": client, "method": "POST", "path": "/api/complete", "body": map[string]any{}})
-			if r.Status != 200 {
-				t.Fatalf("%s: %d %s", client, r.Status, r.Body)
-			}
-			ds = append(ds, time.Since(start))
-		}
-		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-		return ds[n/2]
-	}
-	ext, gop := p50("chromium-e2e"), p50("go-plugin")
-	t.Logf("FIGURE relay p50: extension %s, Go plugin client %s, ratio %.2fx (n=%d each)", ext, gop, float64(ext)/float64(gop), n)
-
-	// The reconnect is dominated by where the backoff (lib/backoff.js: a
-	// random delay between half and all of 250 ms doubling per attempt,
-	// capped at 15 s) happens to be when the daemon is back, so it is
-	// spread: five restarts, median and range.
-	// Baseline of the same run: how long the daemon itself takes from the
-	// kill to healthy again.
-	var recon, restart []time.Duration
-	for i := 0; i < 5; i++ {
-		t0 := time.Now()
-		d.Restart()
-		restart = append(restart, time.Since(t0).Round(time.Millisecond))
-		start := time.Now()
-		waitUntil(t, 30*time.Second, "the reconnect", func() bool { return extConnected(t, d, "chromium-e2e") })
-		recon = append(recon, time.Since(start).Round(time.Millisecond))
-	}
-	median := func(ds []time.Duration) time.Duration {
-		s := append([]time.Duration(nil), ds...)
-		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-		return s[len(s)/2]
-	}
-	t.Logf("FIGURE reconnect after daemon restart (daemon healthy -> extension connected in the read model): median %s, all %v; daemon restart (kill -> healthy) median %s; ratio %.2fx",
-		median(recon), recon, median(restart), float64(median(recon))/float64(median(restart)))
 }

@@ -6,6 +6,7 @@ import (
 	"html"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -191,6 +192,22 @@ func newFakeSite(name, canary string) *fakeSite {
 			fmt.Fprintf(w, "event: message\ndata: {\"delta\":\"part%d\"}\n\n", i)
 			f.Flush()
 			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	// The figures' stream (chromium_figures_test.go): n events, each
+	// stamped with the wall clock (Unix ns) when it was written, gap_us
+	// apart (0: as fast as the connection takes them), each flushed alone.
+	mux.HandleFunc("POST /api/bench-stream", func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		gap, _ := strconv.Atoi(r.URL.Query().Get("gap_us"))
+		w.Header().Set("Content-Type", "text/event-stream")
+		f := w.(http.Flusher)
+		for i := 1; i <= n; i++ {
+			if gap > 0 && i > 1 {
+				time.Sleep(time.Duration(gap) * time.Microsecond)
+			}
+			fmt.Fprintf(w, "data: t=%d\n\n", time.Now().UnixNano())
+			f.Flush()
 		}
 	})
 	mux.HandleFunc("POST /api/hang", func(w http.ResponseWriter, r *http.Request) {

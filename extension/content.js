@@ -4,22 +4,34 @@
   if (window.__svcdBridge) return;
   window.__svcdBridge = true;
 
-  // The fetch itself runs in the page's MAIN world (pageRelay, injected by the
-  // service worker), so the page's cookies and state apply exactly as for the
-  // page's own requests; this isolated script only forwards between the
-  // worker's port and the page by a per-request nonce.
+  // The fetch itself runs in the page's MAIN world (page-relay.js), so the
+  // page's cookies and state apply exactly as for the page's own requests;
+  // this isolated script only forwards between the worker and the page. The
+  // worker holds one long-lived port per tab ("svcd-relays") and names each
+  // request by a nonce: requests, cancels and answers of every relay of the
+  // tab go over that port, not a port (and a connect) per request.
   chrome.runtime.onConnect.addListener((port) => {
-    if (!port.name.startsWith('relay:')) return;
+    if (port.name !== 'svcd-relays') return;
     // No page relay in this document yet: hang up, the worker injects it.
     if (!document.documentElement.dataset.svcdPageRelay) { port.disconnect(); return; }
-    const nonce = port.name.slice(6);
+    const mine = new Set(); // nonces of this port's running requests
     const onWin = (ev) => {
-      if (ev.source !== window || !ev.data || ev.data.svcdRelayReply !== nonce) return;
-      try { port.postMessage(ev.data.msg); } catch {}
+      if (ev.source !== window || !ev.data || !mine.has(ev.data.svcdRelayReply)) return;
+      const n = ev.data.svcdRelayReply;
+      const msg = ev.data.msg;
+      if (msg.end || msg.error) mine.delete(n);
+      try { port.postMessage({ n, msg }); } catch {}
     };
     window.addEventListener('message', onWin);
-    port.onMessage.addListener((req) => window.postMessage({ svcdRelay: nonce, req }, '*'));
-    port.onDisconnect.addListener(() => { window.postMessage({ svcdRelay: nonce, req: { cancel: true } }, '*'); window.removeEventListener('message', onWin); });
+    port.onMessage.addListener(({ n, req }) => {
+      if (!req.cancel) mine.add(n);
+      window.postMessage({ svcdRelay: n, req }, '*');
+    });
+    port.onDisconnect.addListener(() => {
+      for (const n of mine) window.postMessage({ svcdRelay: n, req: { cancel: true } }, '*');
+      mine.clear();
+      window.removeEventListener('message', onWin);
+    });
   });
 
   // Conversation reports: the conversation id from the URL (/c/<id>), the

@@ -3,6 +3,7 @@
 // restart, its own suspension (Chrome restarts the worker on the alarm or the
 // next event, and the worker connects again at load), or ws_reconnect.
 import { backoffDelay } from './lib/backoff.js';
+import { ReadyProbe, readyzURL } from './lib/probe.js';
 import { PLATFORMS } from './lib/adapters.js';
 import { withOrigins, platformForURL, cutQuery } from './lib/pageurl.js';
 import { sseParser } from './lib/sse.js';
@@ -15,12 +16,13 @@ import { helloAuth, afterHelloOk, afterRefusal } from './lib/pairing.js';
 
 const VERSION = chrome.runtime.getManifest().version;
 let ws = null;
+let wsSince = 0; // when ws was opened
 let attempt = 0;
 let reconnectTimer = null;
 let keepaliveTimer = null;
 let pairingError = null; // the last pairing refusal's error frame (code, message)
 let state = { connected: false, scopes: null, lastError: '', snapshot: null, captured: {}, accounts: {}, loops: {}, connectedAt: 0, pending: 0 };
-const relays = new Map(); // requestId -> port to the page
+const relays = new Map(); // requestId -> { cancel() } of its running fetch
 // A request_cancel can overtake its relay: the relay awaits the adapters,
 // the tab and the page's script before it is in relays. Such a cancel is
 // kept here and the relay does not start; bounded, oldest first, for ids
@@ -29,7 +31,7 @@ const earlyCancels = new Set();
 
 function cancelRelay(id) {
   const p = relays.get(id);
-  if (p) { p.postMessage({ cancel: true }); return; }
+  if (p) { p.cancel(); return; }
   earlyCancels.add(id);
   if (earlyCancels.size > 256) earlyCancels.delete(earlyCancels.values().next().value);
 }
@@ -107,7 +109,35 @@ function scheduleReconnect(delay) {
   clearTimeout(reconnectTimer);
   const d = delay ?? backoffDelay(attempt++);
   reconnectTimer = setTimeout(connect, d);
+  startProbe();
 }
+
+// While disconnected the worker also asks the daemon's /readyz (no token,
+// nothing of this browser sent) every 50-100 ms, jittered, for the first
+// 20 s of the drop, then every 1-2 s: when the daemon answers 200 after it
+// was seen down or not ready, the worker connects at once instead of at the
+// next backoff step (which, doubling, may be seconds away). Only that
+// transition connects, once per probing round: a daemon that is up but
+// refuses the socket gets no more attempts than the backoff gives it
+// (lib/probe.js decides; docs/extension.md "Reconnect").
+const probe = new ReadyProbe({
+  check: async () => {
+    const s = await settings();
+    const r = await fetch(readyzURL(s.daemon), { cache: 'no-store', signal: AbortSignal.timeout(1000) });
+    return r.status === 200;
+  },
+  // Until hello_ok: a socket opened while the daemon was starting may hang
+  // in connecting (or never get its hello_ok) while the daemon is back.
+  wanted: () => !state.connected,
+  onBack: () => {
+    if (ws && Date.now() - wsSince < 1000) return false; // young: ask again next tick
+    if (ws) { const s = ws; ws = null; s.onclose = null; try { s.close(); } catch {} }
+    attempt = 0;
+    connect();
+    return true;
+  },
+});
+function startProbe() { probe.start(); }
 
 async function connect() {
   clearTimeout(reconnectTimer);
@@ -121,6 +151,7 @@ async function connect() {
   let sock;
   try { sock = new WebSocket(s.daemon); } catch (e) { state.lastError = 'bad daemon address'; scheduleReconnect(); return; }
   ws = sock;
+  wsSince = Date.now();
   // Not paired until this socket's hello_ok: the outbox waits for it.
   state.connected = false;
   sock.onopen = async () => {
@@ -133,11 +164,12 @@ async function connect() {
     ws = null;
     state.connected = false;
     clearInterval(keepaliveTimer);
-    for (const p of relays.values()) { try { p.disconnect(); } catch {} }
+    for (const p of relays.values()) { try { p.cancel(); } catch {} }
     relays.clear();
     outbox.dropped();
     publish();
     if (ev.code === 4401) {
+      probe.stop();
       // The daemon said why in an error frame just before the close; a
       // refused code or credential is dropped (it can never work again).
       const r = afterRefusal(pairingError && pairingError.code, pairingError && pairingError.message);
@@ -153,6 +185,7 @@ async function onMessage(m) {
   switch (m.type) {
     case 'hello_ok': {
       attempt = 0;
+      probe.stop();
       const u = afterHelloOk(m);
       if (Object.keys(u.set).length) chrome.storage.local.set(u.set).then(() => chrome.storage.local.remove(u.remove));
       state.scopes = Array.isArray(m.scopes) ? m.scopes : null;
@@ -182,9 +215,20 @@ async function onMessage(m) {
 
 // ---- tabs and capture ----
 
+// allTabs is chrome.tabs.query({}) kept until a tab changes (every relay
+// picks its tab: one query per request cost a browser round trip).
+let tabsCache = null;
+function allTabs() {
+  if (!tabsCache) { const q = chrome.tabs.query({}); tabsCache = q; q.catch(() => { if (tabsCache === q) tabsCache = null; }); }
+  return tabsCache;
+}
+for (const ev of [chrome.tabs.onCreated, chrome.tabs.onUpdated, chrome.tabs.onRemoved, chrome.tabs.onReplaced, chrome.tabs.onMoved, chrome.tabs.onAttached, chrome.tabs.onDetached]) {
+  ev.addListener(() => { tabsCache = null; });
+}
+
 async function platformTabs() {
   const ads = await adapters();
-  const tabs = await chrome.tabs.query({});
+  const tabs = await allTabs();
   return tabs.filter((t) => t.url && platformForURL(ads, t.url)).map((t) => ({ tab: t, platform: platformForURL(ads, t.url) }));
 }
 
@@ -287,20 +331,27 @@ async function relay(m) {
   let seq = 0;
   let buffered = '';
   let head = null;
+  let done = false;
   let finish = () => {};
   const parse = sseParser((e) => send({ type: 'stream_event', requestId: m.requestId, seq: ++seq, event: e.event, data: e.data }));
-  // handle takes the head, chunks and end of the fetch, wherever it ran.
+  // handle takes the head, chunks and end of the fetch, wherever it ran;
+  // one message may carry all three (a buffered answer from the page).
   const handle = (r) => {
+    if (done) return;
     if (r.head) {
       head = r;
       if (sse) send({ type: 'stream_open', requestId: m.requestId, status: r.status, headers: r.headers });
-    } else if (r.chunk !== undefined) {
+    }
+    if (r.chunk !== undefined) {
       if (sse) parse(r.chunk); else buffered += r.chunk;
-    } else if (r.end) {
+    }
+    if (r.end) {
+      done = true;
       if (sse) { parse('\n\n'); send({ type: 'stream_end', requestId: m.requestId }); }
       else send({ type: 'api_response', requestId: m.requestId, status: head.status, headers: head.headers, body: buffered });
       finish();
     } else if (r.error) {
+      done = true;
       if (sse && head) send({ type: 'stream_error', requestId: m.requestId, code: r.aborted ? 'cancelled' : 'network', message: r.aborted ? 'cancelled' : 'the page could not complete the request' });
       else send({ type: 'api_response', requestId: m.requestId, status: 0, error: r.aborted ? 'cancelled' : 'the page could not perform the request' });
       finish();
@@ -312,14 +363,14 @@ async function relay(m) {
   const ad = (await adapters()).find((a) => a.platform === m.platform);
   if (!ad) { send({ type: 'api_response', requestId: m.requestId, status: 0, error: 'no adapter for this platform' }); return; }
   const path = m.path || ad.completionPath || '/api/complete';
-  const req = { method: m.method || (body ? 'POST' : 'GET'), path, headers, body: m.path ? body : JSON.stringify({ prompt: m.prompt }), timeoutMs: m.timeoutMs || 120000 };
+  const req = { method: m.method || (body ? 'POST' : 'GET'), path, headers, body: m.path ? body : JSON.stringify({ prompt: m.prompt }), timeoutMs: m.timeoutMs || 120000, stream: sse };
   const tab = await tabFor(m.platform);
   if (!tab) {
     // No page open: fetch from the worker (host permission; the browser's
     // cookies for the origin still apply, the page's own state does not).
     if (earlyCancels.delete(m.requestId)) { handle({ error: true, aborted: true }); return; }
     const ctl = new AbortController();
-    relays.set(m.requestId, { postMessage: () => ctl.abort(), disconnect: () => ctl.abort() });
+    relays.set(m.requestId, { cancel: () => ctl.abort() });
     finish = () => relays.delete(m.requestId);
     const timer = setTimeout(() => ctl.abort(), req.timeoutMs);
     try {
@@ -329,85 +380,92 @@ async function relay(m) {
       handle({ head: true, status: r.status, headers: hs });
       const rd = r.body.getReader();
       const dec = new TextDecoder();
-      for (;;) { const { value, done } = await rd.read(); if (done) break; handle({ chunk: dec.decode(value, { stream: true }) }); }
+      for (;;) { const { value, done: end } = await rd.read(); if (end) break; handle({ chunk: dec.decode(value, { stream: true }) }); }
       handle({ end: true });
     } catch { handle({ error: true, aborted: ctl.signal.aborted }); } finally { clearTimeout(timer); }
     return;
   }
-  const inPage = async (retried) => {
-    const cached = readyTabs.has(tab.id);
-    try { await preparePage(tab.id); } catch { send({ type: 'api_response', requestId: m.requestId, status: 0, error: 'the page refused the relay script' }); return; }
+  // In the page, over the tab's port. The first try takes the page as it
+  // is (the registered page relay and the manifest's content script are
+  // usually there); a page that has not both (open before the extension,
+  // or navigated since) hangs up unheard, and the second try injects them.
+  const inPage = async (inject) => {
+    let tp;
+    try { tp = await tabPort(tab.id, inject); } catch { send({ type: 'api_response', requestId: m.requestId, status: 0, error: 'the page refused the relay script' }); return; }
     // No await from here to relays.set: a cancel lands in one or the other.
     if (earlyCancels.delete(m.requestId)) { handle({ error: true, aborted: true }); return; }
-    const port = chrome.tabs.connect(tab.id, { name: 'relay:' + crypto.randomUUID() });
+    const n = crypto.randomUUID();
     let heard = false;
-    relays.set(m.requestId, port);
-    finish = () => { relays.delete(m.requestId); try { port.disconnect(); } catch {} };
-    port.onMessage.addListener((r) => { heard = true; handle(r); });
-    port.onDisconnect.addListener(() => {
-      relays.delete(m.requestId);
-      if (heard) return;
-      // Nobody listened, or the page has no relay (it navigated since its
-      // scripts were put in place): put them in again, once.
-      readyTabs.delete(tab.id);
-      if (cached && !retried) inPage(true);
-      else handle({ error: true });
+    const post = (x) => { try { tp.port.postMessage({ n, req: x }); } catch {} };
+    tp.waiting.set(n, {
+      onMsg: (r) => { heard = true; handle(r); },
+      // The port is gone (the page navigated or closed, or had no relay).
+      onGone: () => {
+        relays.delete(m.requestId);
+        if (!heard && !inject) inPage(true);
+        else handle({ error: true });
+      },
     });
-    port.postMessage(req);
+    relays.set(m.requestId, { cancel: () => post({ cancel: true }) });
+    finish = () => { relays.delete(m.requestId); tp.waiting.delete(n); };
+    post(req);
   };
   await inPage(false);
 }
 
-// readyTabs are the tabs whose current page has the content script and the
-// page relay in place: a relay there needs no script injection (two
-// executeScript calls cost most of a relay's time). A navigation clears it.
-const readyTabs = new Set();
-async function preparePage(tabId) {
-  if (readyTabs.has(tabId)) return;
-  await ensureContent(tabId);
-  await chrome.scripting.executeScript({ target: { tabId }, world: 'MAIN', func: pageRelay });
-  readyTabs.add(tabId);
+// tabPorts hold one long-lived port per tab to its content script
+// ("svcd-relays"): every relay of the tab goes over it by a nonce, so a
+// request costs a message each way, not a connect. The port closes when the
+// page goes (navigation, tab closed) or the worker stops; the next relay
+// opens a new one. With inject, the content script and the page relay are
+// put in place first.
+const tabPorts = new Map(); // tabId -> Promise<{ port, waiting: Map<nonce, {onMsg, onGone}> }>
+function tabPort(tabId, inject) {
+  let p = tabPorts.get(tabId);
+  if (p && !inject) return p;
+  p = (async () => {
+    if (inject) await preparePage(tabId);
+    const port = chrome.tabs.connect(tabId, { name: 'svcd-relays' });
+    const tp = { port, waiting: new Map() };
+    port.onMessage.addListener(({ n, msg }) => { const w = tp.waiting.get(n); if (w) w.onMsg(msg); });
+    port.onDisconnect.addListener(() => {
+      if (tabPorts.get(tabId) === p) tabPorts.delete(tabId);
+      const gone = [...tp.waiting.values()];
+      tp.waiting.clear();
+      for (const w of gone) w.onGone();
+    });
+    return tp;
+  })();
+  tabPorts.set(tabId, p);
+  p.catch(() => { if (tabPorts.get(tabId) === p) tabPorts.delete(tabId); });
+  return p;
 }
-chrome.tabs.onUpdated.addListener((tabId, info) => { if (info.status === 'loading' || info.url) readyTabs.delete(tabId); });
-chrome.tabs.onRemoved.addListener((tabId) => readyTabs.delete(tabId));
 
-// pageRelay runs once per page in its MAIN world: for each request (by the
-// nonce the content script forwards it under) it performs the fetch and
-// posts the head, chunks and end back; a cancel aborts that fetch.
-function pageRelay() {
-  if (window.__svcdPageRelay) return;
-  window.__svcdPageRelay = true;
-  // The content script (another JS world, same DOM) sees this mark: a page
-  // without it (navigated since) makes the worker put the relay in again.
-  document.documentElement.dataset.svcdPageRelay = '1';
-  const running = new Map(); // nonce -> AbortController
-  window.addEventListener('message', async (ev) => {
-    if (ev.source !== window || !ev.data || typeof ev.data.svcdRelay !== 'string') return;
-    const nonce = ev.data.svcdRelay;
-    const req = ev.data.req;
-    if (req.cancel) { const c = running.get(nonce); if (c) c.abort(); running.delete(nonce); return; }
-    if (running.has(nonce)) return;
-    const ctl = new AbortController();
-    running.set(nonce, ctl);
-    const reply = (msg) => window.postMessage({ svcdRelayReply: nonce, msg }, '*');
-    const timer = setTimeout(() => ctl.abort(), req.timeoutMs);
-    try {
-      const r = await fetch(req.path, { method: req.method, headers: req.headers, body: req.body, credentials: 'include', signal: ctl.signal });
-      const headers = {};
-      r.headers.forEach((v, k) => { headers[k] = v; });
-      reply({ head: true, status: r.status, headers });
-      const rd = r.body.getReader();
-      const dec = new TextDecoder();
-      for (;;) {
-        const { value, done } = await rd.read();
-        if (done) break;
-        reply({ chunk: dec.decode(value, { stream: true }) });
-      }
-      reply({ end: true });
-    } catch {
-      reply({ error: true, aborted: ctl.signal.aborted });
-    } finally { clearTimeout(timer); running.delete(nonce); }
-  });
+async function preparePage(tabId) {
+  await ensureContent(tabId);
+  await chrome.scripting.executeScript({ target: { tabId }, world: 'MAIN', files: ['page-relay.js'] });
+}
+
+// The page relay (page-relay.js) is registered once for the platforms'
+// origins (not every site: the adapters' hosts, any port), in the pages'
+// MAIN world at document_start, so a page opened after it needs no
+// injection at its first relay. Registered again when the origins change;
+// it persists over worker and browser restarts.
+let pageRelayFor = null;
+async function registerPageRelay() {
+  try {
+    const matches = [...new Set((await adapters()).map((a) => { try { const u = new URL(a.origin); return u.protocol + '//' + u.hostname + '/*'; } catch { return ''; } }).filter(Boolean))].sort();
+    const key = matches.join(' ');
+    if (pageRelayFor === key) return;
+    const script = { id: 'svcd-page-relay', matches, js: ['page-relay.js'], world: 'MAIN', runAt: 'document_start', allFrames: false, persistAcrossSessions: true };
+    const have = await chrome.scripting.getRegisteredContentScripts({ ids: [script.id] });
+    if (have.length) await chrome.scripting.updateContentScripts([script]);
+    else await chrome.scripting.registerContentScripts([script]);
+    pageRelayFor = key;
+  } catch (e) {
+    // Relays still work: the page relay is injected at a page's first relay.
+    console.warn('svcd: the page relay could not be registered', e && e.message);
+  }
 }
 
 // ---- management actions ----
@@ -603,11 +661,11 @@ async function overlayAll() {
 chrome.storage.onChanged.addListener((ch, area) => { if (area === 'local' && ch.loop) loopsReady = null; });
 // Reconnect when the user typed something new; not when the worker itself
 // swapped a used code for its credential or dropped a refused one.
-chrome.storage.onChanged.addListener((ch, area) => { if (area === 'local' && ((ch.token && ch.token.newValue) || (ch.pairingCode && ch.pairingCode.newValue) || ch.daemonURL || ch.origins)) { adaptersCache = null; attempt = 0; if (ws) { const s = ws; ws = null; s.onclose = null; s.close(); state.connected = false; outbox.dropped(); } connect(); } });
+chrome.storage.onChanged.addListener((ch, area) => { if (area === 'local' && ((ch.token && ch.token.newValue) || (ch.pairingCode && ch.pairingCode.newValue) || ch.daemonURL || ch.origins)) { adaptersCache = null; if (ch.origins) registerPageRelay(); attempt = 0; if (ws) { const s = ws; ws = null; s.onclose = null; s.close(); state.connected = false; outbox.dropped(); } connect(); } });
 chrome.alarms.create('svcd-watchdog', { periodInMinutes: 0.5 });
 chrome.alarms.onAlarm.addListener(() => { if (!ws) connect(); });
 chrome.runtime.onStartup.addListener(connect);
 chrome.runtime.onInstalled.addListener(connect);
 // A restarted worker keeps what the popup shows (names and fingerprints only;
 // the captured values lived in the old worker's memory and are gone).
-chrome.storage.session.get('status').then(({ status }) => { if (status && status.captured) state.captured = { ...status.captured, ...state.captured }; }).catch(() => {}).finally(() => { connect(); loops(); outbox.flush().catch(() => {}); });
+chrome.storage.session.get('status').then(({ status }) => { if (status && status.captured) state.captured = { ...status.captured, ...state.captured }; }).catch(() => {}).finally(() => { connect(); loops(); outbox.flush().catch(() => {}); registerPageRelay(); });

@@ -23,3 +23,15 @@ test('sse parser splits events across chunks', () => {
   feed(':1}\n\ndata: two\r\n\r\n');
   assert.deepEqual(got, [{ event: 'message', data: '{"a":1}' }, { event: 'message', data: 'two' }]);
 });
+
+test('sse parser: a burst of events in one chunk, CRLF, no space after the colon', () => {
+  const got = [];
+  const feed = sseParser((e) => got.push(e));
+  let burst = '';
+  for (let i = 0; i < 5000; i++) burst += `data: t=${i}\n\n`;
+  feed(burst + 'event: done\r\ndata:last\r\ndata: line2\r\n');
+  assert.equal(got.length, 5000);
+  assert.deepEqual(got[4999], { event: 'message', data: 't=4999' });
+  feed('\r\n');
+  assert.deepEqual(got[5000], { event: 'done', data: 'last\nline2' });
+});

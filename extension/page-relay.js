@@ -1,0 +1,75 @@
+// The page relay: runs in a platform page's MAIN world, so a relayed fetch
+// carries the page's cookies and state exactly as the page's own requests.
+// The service worker registers it once (chrome.scripting
+// registerContentScripts, document_start, the platforms' origins only) and
+// injects it into a page that was open before (the same file). For each
+// request, by the nonce the content script forwards it under, it performs
+// the fetch and posts the head and body back; a cancel aborts that fetch.
+// A stream's chunks that arrive within one task go back as one message (a
+// burst of SSE events is one hop, not one per network read).
+(() => {
+  if (window.__svcdPageRelay) return;
+  window.__svcdPageRelay = true;
+  // The content script (another JS world, same DOM) sees this mark: a page
+  // without it makes the worker put the relay in again.
+  const mark = () => { document.documentElement.dataset.svcdPageRelay = '1'; };
+  if (document.documentElement) mark(); else document.addEventListener('readystatechange', mark, { once: true });
+  const running = new Map(); // nonce -> AbortController
+  window.addEventListener('message', async (ev) => {
+    if (ev.source !== window || !ev.data || typeof ev.data.svcdRelay !== 'string') return;
+    const nonce = ev.data.svcdRelay;
+    const req = ev.data.req;
+    if (req.cancel) { const c = running.get(nonce); if (c) c.abort(); running.delete(nonce); return; }
+    if (running.has(nonce)) return;
+    const ctl = new AbortController();
+    running.set(nonce, ctl);
+    const reply = (msg) => window.postMessage({ svcdRelayReply: nonce, msg }, '*');
+    const timer = setTimeout(() => ctl.abort(), req.timeoutMs);
+    try {
+      const r = await fetch(req.path, { method: req.method, headers: req.headers, body: req.body, credentials: 'include', signal: ctl.signal });
+      const headers = {};
+      r.headers.forEach((v, k) => { headers[k] = v; });
+      if (!req.stream) {
+        // A buffered answer: head and the whole body in one message.
+        const body = await r.text();
+        reply({ head: true, status: r.status, headers, chunk: body, end: true });
+        return;
+      }
+      reply({ head: true, status: r.status, headers });
+      const rd = r.body.getReader();
+      const dec = new TextDecoder();
+      // A read that comes after a quiet spell goes at once (a model's
+      // tokens, one at a time, wait for nothing); the reads that follow it
+      // within the same task are sent together once that task is over (a
+      // burst is one hop, not one per network read). The tick is a task of
+      // its own through a MessageChannel: setTimeout is throttled to a
+      // second in a background tab, a channel message is not.
+      let pending = '';
+      let inTick = false;
+      const tick = new MessageChannel();
+      tick.port1.onmessage = () => {
+        inTick = false;
+        if (!pending) return;
+        const c = pending;
+        pending = '';
+        reply({ chunk: c });
+        inTick = true;
+        tick.port2.postMessage(0);
+      };
+      for (;;) {
+        const { value, done } = await rd.read();
+        if (done) break;
+        const text = dec.decode(value, { stream: true });
+        if (inTick) { pending += text; continue; }
+        reply({ chunk: text });
+        inTick = true;
+        tick.port2.postMessage(0);
+      }
+      if (pending) reply({ chunk: pending });
+      tick.port1.close();
+      reply({ end: true });
+    } catch {
+      reply({ error: true, aborted: ctl.signal.aborted });
+    } finally { clearTimeout(timer); running.delete(nonce); }
+  });
+})();
