@@ -20,8 +20,11 @@ import (
 // the same reply reported again is `repeated` each time and the line is
 // in the file once.
 func TestIngestRepeatAfterManyRepliesRestartAndSnapshotNeverRunsTwice(t *testing.T) {
-	d := harness.Start(t, harness.Options{})
-	log := filepath.Join(t.TempDir(), "once.log")
+	// The block writes outside its scratch dir: that dir is a write root.
+	logDir := t.TempDir()
+	roots := []string{"SVC_EXEC_WRITE_ROOTS=" + logDir}
+	d := harness.Start(t, harness.Options{Env: roots})
+	log := filepath.Join(logDir, "once.log")
 	first := block("@svc::exec::echo m-first >> " + log)
 	once := func(d *harness.Daemon, when string, wantCount int) {
 		t.Helper()
@@ -67,7 +70,7 @@ func TestIngestRepeatAfterManyRepliesRestartAndSnapshotNeverRunsTwice(t *testing
 	if out, err := svcdRun(t, "snapshot", "restore", "-data-dir", fresh, path); err != nil {
 		t.Fatalf("svcd snapshot restore: %v\n%s", err, out)
 	}
-	r := harness.Start(t, harness.Options{DataDir: fresh})
+	r := harness.Start(t, harness.Options{DataDir: fresh, Env: roots})
 	once(r, "on a node restored from the snapshot", 4)
 	r.Kill()
 

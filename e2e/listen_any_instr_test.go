@@ -23,14 +23,15 @@ func TestPluginInstructionBlocksRunWhenListeningOnEveryAddress(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("browser_allowed_peers = [%q]\n", l.RootIP(1))), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d := harness.Start(t, harness.Options{Addr: l.ClientIP(1) + ":4317", Prefix: l.Exec(1),
+	outDir := t.TempDir() // the block writes here: a write root of its commands
+	d := harness.Start(t, harness.Options{Addr: l.ClientIP(1) + ":4317", Prefix: l.Exec(1), Env: []string{"SVC_EXEC_WRITE_ROOTS=" + outDir},
 		Args: []string{"-config", cfg, "-listen", "0.0.0.0:4317", "-allowed-hosts", l.ClientIP(1)}})
 	p := connectPlugin(t, d, "any-addr", nil)
 	ref := bridgeproto.ConversationRef{Platform: bridgeproto.PlatformA, LocalConversationID: "conv-any", RemoteConversationID: "r-conv-any"}
 	if err := p.Send(bridgeproto.ConversationLink{Type: bridgeproto.TypeConversationLink, ConversationRef: ref}); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "ran")
+	out := filepath.Join(outDir, "ran")
 	text := block("@svc::exec::echo ran > " + out)
 	if err := p.Send(bridgeproto.ConversationMessage{Type: bridgeproto.TypeConversationMessage, ConversationRef: ref, MessageID: "m-any", Text: text}); err != nil {
 		t.Fatal(err)

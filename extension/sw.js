@@ -17,6 +17,7 @@ import { helloAuth, afterHelloOk, afterRefusal } from './lib/pairing.js';
 const VERSION = chrome.runtime.getManifest().version;
 let ws = null;
 let wsSince = 0; // when ws was opened
+let helloSince = 0; // when ws sent its hello (0: not yet)
 let attempt = 0;
 let reconnectTimer = null;
 let keepaliveTimer = null;
@@ -131,6 +132,9 @@ const probe = new ReadyProbe({
   wanted: () => !state.connected,
   onBack: () => {
     if (ws && Date.now() - wsSince < 1000) return false; // young: ask again next tick
+    // A hello in flight (sent under a second ago): its hello_ok may be on
+    // the way; replacing the socket now pairs this browser twice.
+    if (ws && helloSince && Date.now() - helloSince < 1000) return false;
     if (ws) { const s = ws; ws = null; s.onclose = null; try { s.close(); } catch {} }
     attempt = 0;
     connect();
@@ -152,10 +156,12 @@ async function connect() {
   try { sock = new WebSocket(s.daemon); } catch (e) { state.lastError = 'bad daemon address'; scheduleReconnect(); return; }
   ws = sock;
   wsSince = Date.now();
+  helloSince = 0;
   // Not paired until this socket's hello_ok: the outbox waits for it.
   state.connected = false;
   sock.onopen = async () => {
     const tabs = await platformTabs();
+    if (ws === sock) helloSince = Date.now();
     sock.send(JSON.stringify({ type: 'hello', ...auth, clientId: s.clientId, browser: 'chrome', extension_version: VERSION, platforms: PLATFORMS, shell_runtime: { tabs: tabs.length } }));
   };
   sock.onmessage = (ev) => { if (ws === sock) outbox.heard(); let m; try { m = JSON.parse(ev.data); } catch { return; } onMessage(m).catch((e) => console.warn('svcd: handler failed', e && e.name)); };

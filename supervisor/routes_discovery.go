@@ -197,8 +197,11 @@ func (s *Server) handleRuntime(w http.ResponseWriter, r *http.Request) error {
 		},
 		Raft:     s.node.Role(),
 		Workers:  s.workerList(),
-		Sandbox:  s.sandbox,
 		Redacted: true,
+	}
+	if s.sandbox != nil {
+		redacted := s.sandbox.WithoutPaths()
+		out.Sandbox = &redacted
 	}
 	if s.requireToken(r) == nil {
 		wd, _ := os.Getwd()
@@ -207,6 +210,7 @@ func (s *Server) handleRuntime(w http.ResponseWriter, r *http.Request) error {
 		out.Redacted = false
 		out.Config.DataDir, out.Config.ConfigFile = &dataDir, &configFile
 		out.Config.TokenSource = s.tokenSource(true)
+		out.Sandbox = s.sandbox
 	}
 	api.WriteOK(w, out)
 	return nil

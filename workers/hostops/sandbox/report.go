@@ -59,6 +59,24 @@ func (r Report) Levels() map[string]any {
 	}
 }
 
+// WithoutPaths is the report for a caller without the token: the cgroup
+// parent and the Landlock roots name directories of the host (the data dir
+// among them, where the token file lives), and a missing layer's message
+// may too, so those keep only the layer's name.
+func (r Report) WithoutPaths() Report {
+	r.Cgroup.Parent = ""
+	r.Landlock.WriteRoots, r.Landlock.ReadRoots = nil, nil
+	if len(r.Missing) > 0 {
+		missing := make([]string, len(r.Missing))
+		for i, m := range r.Missing {
+			layer, _, _ := strings.Cut(m, ":")
+			missing[i] = layer + ": (details for a caller with the token)"
+		}
+		r.Missing = missing
+	}
+	return r
+}
+
 // Summary is one line for logs and svcctl.
 func (r Report) Summary() string {
 	ll := "none"
