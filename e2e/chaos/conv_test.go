@@ -291,6 +291,16 @@ func checkConversations(r *rig, ps *plugins, ops []*Op, end time.Time) (broken, 
 		// The at-most-once check would pass on nothing.
 		broken = append(broken, fmt.Sprintf("%d instruction batch tasks succeeded but no batch run reached its log", batchStatus["succeeded"]))
 	}
+	// No batch succeeding at all (every block refused, e.g. by the
+	// sandbox's write roots) would leave the at-most-once check above with
+	// nothing to check: that is a broken run, not a passing one.
+	total := 0
+	for _, n := range batchStatus {
+		total += n
+	}
+	if total >= 10 && batchStatus["succeeded"] == 0 {
+		broken = append(broken, fmt.Sprintf("none of %d instruction batch tasks succeeded (first: %s): the at-most-once check checked nothing", total, firstFailure))
+	}
 	figures = append(figures, fmt.Sprintf("instruction batch tasks by status: %v; first not succeeded: %s", batchStatus, firstFailure))
 	figures = append(figures, fmt.Sprintf("conversations: %d message ids reported, %d batch runs logged, %d instruction batch tasks; renewals: %d done (%d answered duplicate), %d typed exactly once",
 		len(sentIDs), ran, len(tasks), jobsDone, dupAnswered, typedOnce))

@@ -44,6 +44,14 @@ func newRig(t *testing.T, lab *harness.NetLab, env, env1 []string) *rig {
 	// as "svcd witness", not).
 	r := &rig{t: t, hist: &History{}, bin: harness.BinaryCopy(t, t.TempDir(), "chaosnode")}
 	r.workdir = t.TempDir()
+	// The AI replies' exec blocks append to logs here (convLog): a write
+	// root of the nodes' commands, which may write only their scratch dir
+	// by default (docs/sandbox.md).
+	instrDir := filepath.Join(r.workdir, "instr")
+	if err := os.MkdirAll(instrDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env = append(env[:len(env):len(env)], "SVC_EXEC_WRITE_ROOTS="+instrDir)
 	r.c = harness.StartClusterWith(t, harness.ClusterOptions{Env: env, Env1: env1, Bin: r.bin, Lab: lab})
 	for _, d := range []*harness.Daemon{r.c.N1, r.c.N2} {
 		name := "n1"
