@@ -60,9 +60,10 @@ func handlers() map[string]handler {
 		CmdConvAutomation: applyConvAutomation,
 		CmdConvRecover:    applyConvRecover,
 
-		CmdTaskStart:  applyTaskStart,
-		CmdTaskLog:    applyTaskLog,
-		CmdTaskFinish: applyTaskFinish,
+		CmdTaskStart:   applyTaskStart,
+		CmdTaskLog:     applyTaskLog,
+		CmdTaskFinish:  applyTaskFinish,
+		CmdTaskRecover: applyTaskRecover,
 
 		CmdJobCreate:  applyJobCreate,
 		CmdJobStart:   applyJobStart,

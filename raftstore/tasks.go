@@ -15,7 +15,14 @@ const (
 	CmdTaskStart  = "task.start"
 	CmdTaskLog    = "task.log"
 	CmdTaskFinish = "task.finish"
+	// CmdTaskRecover ends the tasks a dead process left running (a new
+	// leader's start-up): see applyTaskRecover.
+	CmdTaskRecover = "task.recover"
 )
+
+// TaskNodeLost is the error_code of a task ended by CmdTaskRecover: the
+// process running it died or lost its leadership before its finish write.
+const TaskNodeLost = "node_lost"
 
 // Task statuses.
 const (
@@ -109,17 +116,22 @@ func (t *TasksState) prune() {
 
 // Task is one task record.
 type Task struct {
-	ID           string     `json:"task_id"`
-	Kind         string     `json:"kind"`
-	Title        string     `json:"title,omitempty"`
-	Status       string     `json:"status"`
-	Source       string     `json:"source,omitempty"`
-	Conversation string     `json:"local_conversation_id,omitempty"`
-	Summary      string     `json:"summary,omitempty"`
-	CreatedAt    time.Time  `json:"created_at"`
-	UpdatedAt    time.Time  `json:"updated_at"`
-	FinishedAt   *time.Time `json:"finished_at,omitempty"`
-	Runs         []TaskRun  `json:"runs"`
+	ID           string `json:"task_id"`
+	Kind         string `json:"kind"`
+	Title        string `json:"title,omitempty"`
+	Status       string `json:"status"`
+	Source       string `json:"source,omitempty"`
+	Conversation string `json:"local_conversation_id,omitempty"`
+	Summary      string `json:"summary,omitempty"`
+	// ErrorCode says why a task ended without its own finish (node_lost).
+	ErrorCode string `json:"error_code,omitempty"`
+	// Runner names the process that runs the task ("<node>/<boot id>"):
+	// recovery ends the running tasks of every runner but the live ones.
+	Runner     string     `json:"runner,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	Runs       []TaskRun  `json:"runs"`
 }
 
 // TaskRun is one attempt of a task.
@@ -130,6 +142,9 @@ type TaskRun struct {
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 	Logs       []LogLine  `json:"logs"`
 	Dropped    int        `json:"dropped_lines"`
+	// Interrupted is set when recovery ended the run (not its runner); a
+	// late finish from a runner that was alive after all replaces it.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // LogLine is one log entry of a run.
@@ -144,6 +159,7 @@ type TaskStart struct {
 	Title        string `json:"title,omitempty"`
 	Source       string `json:"source,omitempty"`
 	Conversation string `json:"local_conversation_id,omitempty"`
+	Runner       string `json:"runner,omitempty"`
 }
 
 // TaskRef names a task's run.
@@ -186,7 +202,7 @@ func applyTaskStart(s *State, c Command) (any, error) {
 	id := fmt.Sprintf("task-%d", s.Tasks.Seq)
 	run := fmt.Sprintf("run-%d-1", s.Tasks.Seq)
 	x := &Task{
-		ID: id, Kind: p.Kind, Title: clipText(p.Title, 256), Status: TaskRunning, Source: p.Source, Conversation: p.Conversation,
+		ID: id, Kind: p.Kind, Title: clipText(p.Title, 256), Status: TaskRunning, Source: p.Source, Conversation: p.Conversation, Runner: p.Runner,
 		CreatedAt: c.At, UpdatedAt: c.At, Runs: []TaskRun{{RunID: run, Status: TaskRunning, StartedAt: c.At, Logs: []LogLine{}}},
 	}
 	s.Tasks.ByID[id] = x
@@ -240,6 +256,13 @@ func applyTaskFinish(s *State, c Command) (any, error) {
 	t, run, err := s.taskRun(p.TaskRef)
 	if err != nil {
 		return nil, err
+	}
+	if run.Interrupted {
+		// Recovery ended this run while its runner was in fact still
+		// alive (a standby that ran an ingest across a leader change):
+		// its own outcome is the truer one and replaces the guess.
+		run.Interrupted, run.FinishedAt, t.ErrorCode = false, nil, ""
+		run.Logs = append(run.Logs, LogLine{At: c.At, Line: "finished by its runner after recovery had marked it interrupted"})
 	}
 	if run.FinishedAt != nil {
 		// A run finishes once: a late or repeated finish must not rewrite

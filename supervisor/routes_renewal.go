@@ -67,6 +67,11 @@ func (s *Server) setupRenewal() {
 		} else if n > 0 {
 			s.log.Info("renewal jobs left running returned to pending", "count", n)
 		}
+		if ids, err := s.tasks.Recover(ctx); err != nil {
+			s.log.Warn("could not end the tasks an earlier run left running", "error", err)
+		} else if len(ids) > 0 {
+			s.log.Info("tasks left running by a lost node or process ended failed (node_lost)", "count", len(ids), "first", ids[0])
+		}
 		if s.cfg.WorkerExecutable != "" {
 			s.sched.Start()
 		}

@@ -5,6 +5,8 @@ package tasks
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 
 	"github.com/svcd/svcd/raftstore"
 )
@@ -27,14 +29,33 @@ const (
 type Store struct {
 	w      Writer
 	source string
+	runner string // "<source>/<boot id>": this process, as the tasks it starts name it
 }
 
-// New returns a Store over w; source labels the tasks it starts.
-func New(w Writer, source string) *Store { return &Store{w: w, source: source} }
+// New returns a Store over w; source labels the tasks it starts. Each Store
+// (each process) gets a fresh runner id, so recovery can tell this
+// process's running tasks from those a dead one left.
+func New(w Writer, source string) *Store {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return &Store{w: w, source: source, runner: source + "/" + hex.EncodeToString(b)}
+}
+
+// Recover ends, as failed with error_code node_lost, every running task
+// another process started (a new leader's start-up; raftstore.CmdTaskRecover).
+// This process's own tasks are not touched. It answers the ids it ended.
+func (s *Store) Recover(ctx context.Context) ([]string, error) {
+	v, err := s.w.Apply(ctx, raftstore.CmdTaskRecover, raftstore.TaskRecover{Live: []string{s.runner}})
+	if err != nil {
+		return nil, err
+	}
+	ids, _ := v.([]string)
+	return ids, nil
+}
 
 // Start implements the instruction executor's TaskRecorder.
 func (s *Store) Start(ctx context.Context, kind, title string) (string, string, error) {
-	v, err := s.w.Apply(ctx, raftstore.CmdTaskStart, raftstore.TaskStart{Kind: kind, Title: title, Source: s.source})
+	v, err := s.w.Apply(ctx, raftstore.CmdTaskStart, raftstore.TaskStart{Kind: kind, Title: title, Source: s.source, Runner: s.runner})
 	if err != nil {
 		return "", "", err
 	}
