@@ -35,7 +35,7 @@ func TestListRoutesPageWithCursors(t *testing.T) {
 	s, hs := newTestServer(t)
 	ctx := context.Background()
 	for i := 0; i < 23; i++ {
-		if _, _, err := s.tasks.Start(ctx, "instruction_batch", ""); err != nil {
+		if _, _, err := s.tasks.Start(ctx, "instruction_batch", "", ""); err != nil {
 			t.Fatal(err)
 		}
 		id := fmt.Sprintf("conv-%d", i)

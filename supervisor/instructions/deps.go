@@ -12,7 +12,7 @@ type ConvRef struct {
 // TaskRecorder records each instruction batch as a task of kind
 // instruction_batch with one run and its log lines (GET /v1/tasks).
 type TaskRecorder interface {
-	Start(ctx context.Context, kind, title string) (taskID, runID string, err error)
+	Start(ctx context.Context, kind, title, conversation string) (taskID, runID string, err error)
 	Log(ctx context.Context, taskID, runID, line string)
 	Finish(ctx context.Context, taskID, runID, status, summary string)
 }

@@ -33,7 +33,7 @@ type MemTasks struct {
 	tasks []*MemTask
 }
 
-func (m *MemTasks) Start(_ context.Context, kind, title string) (string, string, error) {
+func (m *MemTasks) Start(_ context.Context, kind, title, _ string) (string, string, error) {
 	n := m.seq.Add(1)
 	t := &MemTask{ID: fmt.Sprintf("task-%d", n), RunID: fmt.Sprintf("run-%d", n), Kind: kind, Title: title, Status: "running", Logs: []string{}, Started: time.Now().UTC()}
 	m.mu.Lock()

@@ -76,7 +76,7 @@ type RunResult struct {
 // current conversation.
 func (s *Service) Run(ctx context.Context, text string, caller Caller) RunResult {
 	parsed := instr.Parse(text)
-	taskID, runID := s.start(ctx, "instructions run")
+	taskID, runID := s.start(ctx, "instructions run", "")
 	b := s.d.Executor.Run(ctx, parsed, caller, Plan{})
 	status := s.finish(ctx, taskID, runID, b)
 	return RunResult{TaskID: taskID, RunID: runID, Status: status, Batch: b}
@@ -145,7 +145,7 @@ func (s *Service) Ingest(ctx context.Context, m Message, caller Caller) (IngestR
 	res.Round = round
 	res.SystemPaused = s.d.Paused()
 	if !ok {
-		taskID, runID := s.start(ctx, "ingest "+m.LocalConversationID+" "+m.MessageID)
+		taskID, runID := s.start(ctx, "ingest "+m.LocalConversationID+" "+m.MessageID, m.LocalConversationID)
 		msg := fmt.Sprintf("round limit reached: %d automatic rounds in a row for conversation %s; a user message resets it", s.d.MaxRounds, m.LocalConversationID)
 		s.d.Tasks.Log(ctx, taskID, runID, msg)
 		s.d.Tasks.Finish(ctx, taskID, runID, TaskRoundLimit, msg)
@@ -158,7 +158,7 @@ func (s *Service) Ingest(ctx context.Context, m Message, caller Caller) (IngestR
 	}
 	defer s.end(context.WithoutCancel(ctx), m.ConvRef)
 	started := time.Now()
-	taskID, runID := s.start(ctx, "ingest "+m.LocalConversationID+" "+m.MessageID)
+	taskID, runID := s.start(ctx, "ingest "+m.LocalConversationID+" "+m.MessageID, m.LocalConversationID)
 	plan := Plan{Paused: res.SystemPaused, Control: s.controlFor(m.ConvRef)}
 	caller.LocalConversationID, caller.MessageID = m.LocalConversationID, m.MessageID
 	b := s.d.Executor.Run(ctx, parsed, caller, plan)
@@ -253,8 +253,8 @@ func (s *Service) resetRounds(id string) {
 	delete(s.rounds, id)
 }
 
-func (s *Service) start(ctx context.Context, title string) (string, string) {
-	taskID, runID, err := s.d.Tasks.Start(ctx, TaskKind, title)
+func (s *Service) start(ctx context.Context, title, conversation string) (string, string) {
+	taskID, runID, err := s.d.Tasks.Start(ctx, TaskKind, title, conversation)
 	if err != nil {
 		return "", ""
 	}

@@ -14,7 +14,7 @@ func TestPagesHoldEveryTaskOnceWhileWritesGoOn(t *testing.T) {
 	type ref struct{ id, run string }
 	var before []ref
 	for i := 0; i < 60; i++ {
-		id, run, err := s.Start(ctx, "instruction_batch", "")
+		id, run, err := s.Start(ctx, "instruction_batch", "", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +32,7 @@ func TestPagesHoldEveryTaskOnceWhileWritesGoOn(t *testing.T) {
 			}
 		}
 		// Writes between pages: a new task, and an old one finishing.
-		if _, _, err := s.Start(ctx, "instruction_batch", "during"); err != nil {
+		if _, _, err := s.Start(ctx, "instruction_batch", "during", ""); err != nil {
 			t.Fatal(err)
 		}
 		r := before[(pages*13)%len(before)]

@@ -54,8 +54,10 @@ func (s *Store) Recover(ctx context.Context) ([]string, error) {
 }
 
 // Start implements the instruction executor's TaskRecorder.
-func (s *Store) Start(ctx context.Context, kind, title string) (string, string, error) {
-	v, err := s.w.Apply(ctx, raftstore.CmdTaskStart, raftstore.TaskStart{Kind: kind, Title: title, Source: s.source, Runner: s.runner})
+// conversation is the local conversation a batch came from ("" for a
+// direct run), listed with the task.
+func (s *Store) Start(ctx context.Context, kind, title, conversation string) (string, string, error) {
+	v, err := s.w.Apply(ctx, raftstore.CmdTaskStart, raftstore.TaskStart{Kind: kind, Title: title, Source: s.source, Runner: s.runner, Conversation: conversation})
 	if err != nil {
 		return "", "", err
 	}

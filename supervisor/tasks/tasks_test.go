@@ -22,18 +22,18 @@ func newStore(t *testing.T) (*Store, *raftstore.Node, context.Context) {
 
 func TestStartRecordsARunningTaskWithItsSource(t *testing.T) {
 	s, _, ctx := newStore(t)
-	id, run, err := s.Start(ctx, "instruction_batch", "ingest c1 m1")
+	id, run, err := s.Start(ctx, "instruction_batch", "ingest c1 m1", "c1")
 	if err != nil || id == "" || run == "" {
 		t.Fatalf("start: %q %q %v", id, run, err)
 	}
 	task, ok := s.Get(id)
-	if !ok || task.Status != raftstore.TaskRunning || task.Source != "node-a" || task.Kind != "instruction_batch" || task.Title != "ingest c1 m1" {
+	if !ok || task.Status != raftstore.TaskRunning || task.Source != "node-a" || task.Kind != "instruction_batch" || task.Title != "ingest c1 m1" || task.Conversation != "c1" {
 		t.Fatalf("task: %+v %v", task, ok)
 	}
 	if len(task.Runs) != 1 || task.Runs[0].RunID != run || task.Runs[0].Status != raftstore.TaskRunning {
 		t.Fatalf("runs: %+v", task.Runs)
 	}
-	if _, _, err := s.Start(ctx, "", "no kind"); err == nil {
+	if _, _, err := s.Start(ctx, "", "no kind", ""); err == nil {
 		t.Fatal("a task without a kind was started")
 	}
 	if got, _ := s.List("", MaxLimit, ""); len(got) != 1 {
@@ -58,7 +58,7 @@ func TestFinishMapsOutcomesOntoStatuses(t *testing.T) {
 		{"queued", raftstore.TaskFailed, "queued: s"},
 		{"exploded", raftstore.TaskFailed, "exploded: s"},
 	} {
-		id, run, err := s.Start(ctx, "k", c.word)
+		id, run, err := s.Start(ctx, "k", c.word, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +73,7 @@ func TestFinishMapsOutcomesOntoStatuses(t *testing.T) {
 // A run's outcome is recorded once; a later finish does not rewrite it.
 func TestFinishTwiceKeepsTheFirstOutcome(t *testing.T) {
 	s, _, ctx := newStore(t)
-	id, run, _ := s.Start(ctx, "k", "t")
+	id, run, _ := s.Start(ctx, "k", "t", "")
 	s.Finish(ctx, id, run, "succeeded", "first")
 	before, _ := s.Get(id)
 	s.Finish(ctx, id, run, "failed", "second")
@@ -87,7 +87,7 @@ func TestFinishTwiceKeepsTheFirstOutcome(t *testing.T) {
 // creates nothing.
 func TestLogToUnknownRunChangesNothing(t *testing.T) {
 	s, _, ctx := newStore(t)
-	id, run, _ := s.Start(ctx, "k", "t")
+	id, run, _ := s.Start(ctx, "k", "t", "")
 	s.Log(ctx, id, "run-404", "lost")
 	s.Log(ctx, "task-404", run, "lost")
 	s.Finish(ctx, "task-404", run, "succeeded", "")
@@ -105,7 +105,7 @@ func TestListFiltersAndLimits(t *testing.T) {
 	s, _, ctx := newStore(t)
 	var ids []string
 	for i := 0; i < 5; i++ {
-		id, run, _ := s.Start(ctx, "k", fmt.Sprint(i))
+		id, run, _ := s.Start(ctx, "k", fmt.Sprint(i), "")
 		s.Log(ctx, id, run, "hello")
 		if i%2 == 0 {
 			s.Finish(ctx, id, run, "succeeded", "")
@@ -139,7 +139,7 @@ func TestListFiltersAndLimits(t *testing.T) {
 // an unknown task or run is not found.
 func TestLogsTailAndRunFilter(t *testing.T) {
 	s, n, ctx := newStore(t)
-	id, run, _ := s.Start(ctx, "k", "t")
+	id, run, _ := s.Start(ctx, "k", "t", "")
 	lines := make([]string, raftstore.MaxRunLogLines+5)
 	for i := range lines {
 		lines[i] = fmt.Sprintf("l%d", i)
