@@ -65,24 +65,6 @@ func (h *Hub) flushActivity(ctx context.Context) {
 	}
 }
 
-// sweepLoop flushes activity and records status transitions every
-// SweepInterval, so stale_sweep_count and last_stale_sweep_* are durable.
-func (h *Hub) sweepLoop(ctx context.Context) {
-	t := time.NewTicker(h.cfg.SweepInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		h.flushActivity(actx)
-		h.sweep(actx)
-		cancel()
-	}
-}
-
 func (h *Hub) sweep(ctx context.Context) {
 	now := time.Now().UTC()
 	live := h.liveSeen()

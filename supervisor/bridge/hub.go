@@ -110,15 +110,33 @@ func New(cfg Config, host Host, log hclog.Logger) *Hub {
 
 // Start runs the stale sweeper and the activity flusher until Close.
 func (h *Hub) Start() {
+	// Activity and status transitions are durable every SweepInterval
+	// (stale_sweep_count, last_stale_sweep_*); refused pairings are
+	// batched into one raft write every RefusalFlush.
+	h.every(h.cfg.SweepInterval, func(ctx context.Context) {
+		h.flushActivity(ctx)
+		h.sweep(ctx)
+	})
+	h.every(h.cfg.RefusalFlush, h.flushRefusals)
+}
+
+// every runs fn each interval until Close, each run bounded by 5 s.
+func (h *Hub) every(interval time.Duration, fn func(ctx context.Context)) {
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
-		h.sweepLoop(h.ctx)
-	}()
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		h.refusalLoop(h.ctx)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-h.ctx.Done():
+				return
+			case <-t.C:
+			}
+			ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
+			fn(ctx)
+			cancel()
+		}
 	}()
 }
 

@@ -392,22 +392,6 @@ func (h *Hub) flushRefusals(ctx context.Context) {
 	}
 }
 
-// refusalLoop flushes refused pairings every RefusalFlush until Close.
-func (h *Hub) refusalLoop(ctx context.Context) {
-	t := time.NewTicker(h.cfg.RefusalFlush)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		h.flushRefusals(fctx)
-		cancel()
-	}
-}
-
 // RefusedPairings is the count and last reason of refused hellos (durable
 // across restarts and leader switches), with the most recent buckets.
 func (h *Hub) RefusedPairings() RefusedPairings {
