@@ -138,7 +138,9 @@ func Format(f Figure) string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		out += fmt.Sprintf(" | %s=%.1f", k, f.Extra[k])
+		// %.4g: a ratio such as p3_ratio_delta (0.14 vs a 0.15 goal)
+		// needs its second decimal; microseconds keep theirs too.
+		out += fmt.Sprintf(" | %s=%.4g", k, f.Extra[k])
 	}
 	return out
 }
