@@ -234,6 +234,50 @@ func TestExtensionBridge(t *testing.T) {
 		}
 	})
 
+	t.Run("sse_burst_batched", func(t *testing.T) {
+		// A burst the page reads in big chunks leaves the worker as
+		// stream_events frames (the daemon took the capability in hello_ok):
+		// every event reaches the caller once, in order, in fewer frames.
+		const n = 2000
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		st, evs, raw := postSSE(t, ctx, d.URL+"/v1/browser/request", map[string]any{"platform": "platform_a", "method": "POST",
+			"path": fmt.Sprintf("/api/bench-stream?n=%d&gap_us=0", n), "responseMode": "sse", "requestId": "req_burst1"}, nil)
+		var stamps []string
+		for _, e := range evs {
+			if e.Name == "stream_event" {
+				if seq, _ := e.Data["seq"].(float64); int(seq) != len(stamps)+1 {
+					t.Fatalf("event %d has seq %v", len(stamps)+1, e.Data["seq"])
+				}
+				stamps = append(stamps, fmt.Sprint(e.Data["data"]))
+			}
+		}
+		if st != 200 || len(stamps) != n || evs[len(evs)-1].Name != "stream_end" {
+			t.Fatalf("burst relay: status %d, %d of %d events\n%.2000s", st, len(stamps), n, raw)
+		}
+		for i := 1; i < n; i++ { // the site's stamps: the site's order
+			if len(stamps[i]) < len(stamps[i-1]) || (len(stamps[i]) == len(stamps[i-1]) && stamps[i] < stamps[i-1]) {
+				t.Fatalf("event %d (%s) before event %d (%s)", i+1, stamps[i], i, stamps[i-1])
+			}
+		}
+		batches, singles := 0, 0
+		for _, f := range strings.Split(b.frames.String(), "\n") {
+			if !strings.Contains(f, `"req_burst1"`) {
+				continue
+			}
+			switch {
+			case strings.Contains(f, `"type":"stream_events"`):
+				batches++
+			case strings.Contains(f, `"type":"stream_event"`):
+				singles++
+			}
+		}
+		if batches == 0 || batches+singles >= n {
+			t.Fatalf("the worker sent %d stream_events and %d stream_event frames for %d events: no batching", batches, singles, n)
+		}
+		t.Logf("%d events in %d stream_events + %d stream_event frames", n, batches, singles)
+	})
+
 	// hang sends a request to the site's hanging API and returns where its
 	// answer arrives. Its 60 s timeout (the page aborts the fetch then)
 	// leaves only the cancel to end the fetch within the test's waits.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,7 +39,13 @@ func TestExtensionFigures(t *testing.T) {
 	if os.Getenv("SVCD_FIGURES") != "1" {
 		t.Skip("figures only: SVCD_FIGURES=1 (scripts/bench-extension)")
 	}
-	b := startBrowser(t)
+	// SVCD_EXTENSION_DIR loads another copy of the extension (an older
+	// commit's, for an A/B against the same daemon and the same test).
+	ext := filepath.Join(harness.RepoRoot(), "extension")
+	if dir := os.Getenv("SVCD_EXTENSION_DIR"); dir != "" {
+		ext = dir
+	}
+	b := startBrowserWith(t, ext)
 	// No relay window or in-flight limit in the way of the samples.
 	d := extensionDaemon(t, "SVC_RELAY_WINDOW_MAX=1000000000", "SVC_RELAY_MAX_IN_FLIGHT=1024")
 	site := newFakeSite("platform_a", "CANARYf1")
@@ -52,11 +59,14 @@ func TestExtensionFigures(t *testing.T) {
 	gp := connectPlugin(t, d, "go-plugin", nil, func(o *fakeplugin.Options) { o.Platforms = map[string]string{"platform_a": site.URL} })
 	capture(t, d, gp, "platform_a", "bench", map[string]string{"Authorization": "Bearer bench"})
 
-	if !strings.Contains(os.Getenv("SVCD_FIGURES_ONLY"), "reconnect") {
+	only := os.Getenv("SVCD_FIGURES_ONLY") // "", relay (relay+sse), sse, reconnect
+	if only == "" || only == "relay" {
 		relayFigure(t, b, d, site, tab)
+	}
+	if only == "" || only == "relay" || only == "sse" {
 		sseFigures(t, b, d, site, tab)
 	}
-	if !strings.Contains(os.Getenv("SVCD_FIGURES_ONLY"), "relay") {
+	if only == "" || only == "reconnect" {
 		reconnectFigure(t, d, "chromium-e2e")
 	}
 }

@@ -7,6 +7,7 @@ import { ReadyProbe, readyzURL } from './lib/probe.js';
 import { PLATFORMS } from './lib/adapters.js';
 import { withOrigins, platformForURL, cutQuery } from './lib/pageurl.js';
 import { sseParser } from './lib/sse.js';
+import { streamFrames, CAP_STREAM_EVENTS } from './lib/batch.js';
 import { credentialFingerprint as fingerprint, headerNames, mergeHeaders } from './lib/fingerprint.js';
 import { ConversationLoops } from './lib/convloop.js';
 import { DeliveredKeys } from './lib/delivered.js';
@@ -22,6 +23,9 @@ let attempt = 0;
 let reconnectTimer = null;
 let keepaliveTimer = null;
 let pairingError = null; // the last pairing refusal's error frame (code, message)
+// What this connection's hello_ok took: batched stream events (lib/batch.js)
+// and the daemon's frame size cap.
+let daemonCaps = { batched: false, maxBytes: 0 };
 let state = { connected: false, scopes: null, lastError: '', snapshot: null, captured: {}, accounts: {}, loops: {}, connectedAt: 0, pending: 0 };
 const relays = new Map(); // requestId -> { cancel() } of its running fetch
 // A request_cancel can overtake its relay: the relay awaits the adapters,
@@ -159,10 +163,11 @@ async function connect() {
   helloSince = 0;
   // Not paired until this socket's hello_ok: the outbox waits for it.
   state.connected = false;
+  daemonCaps = { batched: false, maxBytes: 0 }; // until this socket's hello_ok says
   sock.onopen = async () => {
     const tabs = await platformTabs();
     if (ws === sock) helloSince = Date.now();
-    sock.send(JSON.stringify({ type: 'hello', ...auth, clientId: s.clientId, browser: 'chrome', extension_version: VERSION, platforms: PLATFORMS, shell_runtime: { tabs: tabs.length } }));
+    sock.send(JSON.stringify({ type: 'hello', ...auth, clientId: s.clientId, browser: 'chrome', extension_version: VERSION, platforms: PLATFORMS, shell_runtime: { tabs: tabs.length }, capabilities: [CAP_STREAM_EVENTS] }));
   };
   sock.onmessage = (ev) => { if (ws === sock) outbox.heard(); let m; try { m = JSON.parse(ev.data); } catch { return; } onMessage(m).catch((e) => console.warn('svcd: handler failed', e && e.name)); };
   sock.onclose = (ev) => {
@@ -195,6 +200,8 @@ async function onMessage(m) {
       const u = afterHelloOk(m);
       if (Object.keys(u.set).length) chrome.storage.local.set(u.set).then(() => chrome.storage.local.remove(u.remove));
       state.scopes = Array.isArray(m.scopes) ? m.scopes : null;
+      // An older daemon lists no capabilities: one frame per event then.
+      daemonCaps = { batched: Array.isArray(m.capabilities) && m.capabilities.includes(CAP_STREAM_EVENTS), maxBytes: m.max_message_bytes || 0 };
       state.connected = true; state.lastError = ''; state.connectedAt = Date.now();
       clearInterval(keepaliveTimer);
       keepaliveTimer = setInterval(() => send({ type: 'keepalive', ts: Date.now() }), Math.min(m.keepalive_ms || 20000, 20000));
@@ -339,7 +346,17 @@ async function relay(m) {
   let head = null;
   let done = false;
   let finish = () => {};
-  const parse = sseParser((e) => send({ type: 'stream_event', requestId: m.requestId, seq: ++seq, event: e.event, data: e.data }));
+  // The events one piece of the answer held go out together (lib/batch.js).
+  let evs = [];
+  const parse = sseParser((e) => evs.push({ seq: ++seq, event: e.event, data: e.data }));
+  const parseAndSend = (text) => {
+    parse(text);
+    if (!evs.length) return;
+    const out = evs;
+    evs = [];
+    if (!ws || ws.readyState !== WebSocket.OPEN) return;
+    for (const f of streamFrames(m.requestId, out, daemonCaps)) ws.send(f);
+  };
   // handle takes the head, chunks and end of the fetch, wherever it ran;
   // one message may carry all three (a buffered answer from the page).
   const handle = (r) => {
@@ -349,11 +366,11 @@ async function relay(m) {
       if (sse) send({ type: 'stream_open', requestId: m.requestId, status: r.status, headers: r.headers });
     }
     if (r.chunk !== undefined) {
-      if (sse) parse(r.chunk); else buffered += r.chunk;
+      if (sse) parseAndSend(r.chunk); else buffered += r.chunk;
     }
     if (r.end) {
       done = true;
-      if (sse) { parse('\n\n'); send({ type: 'stream_end', requestId: m.requestId }); }
+      if (sse) { parseAndSend('\n\n'); send({ type: 'stream_end', requestId: m.requestId }); }
       else send({ type: 'api_response', requestId: m.requestId, status: head.status, headers: head.headers, body: buffered });
       finish();
     } else if (r.error) {

@@ -35,3 +35,26 @@ test('sse parser: a burst of events in one chunk, CRLF, no space after the colon
   feed('\r\n');
   assert.deepEqual(got[5000], { event: 'done', data: 'last\nline2' });
 });
+
+test('stream frames: one stream_events frame for a burst only when the daemon took the capability', async () => {
+  const { streamFrames, MAX_BATCH_EVENTS } = await import('../lib/batch.js');
+  const evs = [1, 2, 3].map((i) => ({ seq: i, event: 'message', data: 'd' + i }));
+  const old = streamFrames('r1', evs, { batched: false, maxBytes: 1 << 20 }).map((s) => JSON.parse(s));
+  assert.deepEqual(old, evs.map((e) => ({ type: 'stream_event', requestId: 'r1', ...e })));
+  const one = streamFrames('r1', evs.slice(0, 1), { batched: true, maxBytes: 1 << 20 }).map((s) => JSON.parse(s));
+  assert.deepEqual(one, [{ type: 'stream_event', requestId: 'r1', seq: 1, event: 'message', data: 'd1' }]);
+  const b = streamFrames('r1', evs, { batched: true, maxBytes: 1 << 20 }).map((s) => JSON.parse(s));
+  assert.deepEqual(b, [{ type: 'stream_events', requestId: 'r1', events: evs }]);
+  // Too large for the daemon's cap: split, order kept, every part under it.
+  const big = Array.from({ length: 64 }, (_, i) => ({ seq: i + 1, event: 'message', data: 'x'.repeat(1000) }));
+  const parts = streamFrames('r1', big, { batched: true, maxBytes: 40000 });
+  assert.ok(parts.length > 1);
+  for (const p of parts) assert.ok(p.length * 3 <= 40000 || JSON.parse(p).type === 'stream_event');
+  const back = parts.map((s) => JSON.parse(s)).flatMap((f) => (f.type === 'stream_events' ? f.events : [{ seq: f.seq, event: f.event, data: f.data }]));
+  assert.deepEqual(back, big);
+  // And never more events in one frame than the daemon takes.
+  const many = Array.from({ length: MAX_BATCH_EVENTS + 10 }, (_, i) => ({ seq: i + 1, event: 'message', data: '' }));
+  const mf = streamFrames('r1', many, { batched: true, maxBytes: 8 << 20 }).map((s) => JSON.parse(s));
+  assert.ok(mf.every((f) => f.type !== 'stream_events' || f.events.length <= MAX_BATCH_EVENTS));
+  assert.equal(mf.reduce((n, f) => n + (f.events ? f.events.length : 1), 0), many.length);
+});

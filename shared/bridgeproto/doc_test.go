@@ -93,7 +93,7 @@ func allTypes() []string {
 	return []string{
 		TypeHello, TypeHelloOK, TypeStateSnapshot, TypeActionRequest, TypeActionRequestResult,
 		TypeCredentials, TypeAPIEndpoints, TypeAPIRequest, TypeAPIResponse, TypeStreamOpen,
-		TypeStreamEvent, TypeStreamEnd, TypeStreamError, TypeRequestCancel, TypeAction,
+		TypeStreamEvent, TypeStreamEvents, TypeStreamEnd, TypeStreamError, TypeRequestCancel, TypeAction,
 		TypeActionResult, TypeShellRuntime, TypeKeepalive, TypeError,
 		TypeConversationLink, TypeConversationMessage, TypeConversationInject, TypeInjectResult,
 	}

@@ -18,6 +18,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"type":"credentials","platform":"platform_a","headers":{"cookie":"SECRETV"}}`))
 	f.Add([]byte(`{"type":"api_endpoints","platform":"platform_b","endpoints":[{"path":"/x?SECRETV"}]}`))
 	f.Add([]byte(`{"type":"stream_event","requestId":"r","seq":3,"data":"d"}`))
+	f.Add([]byte(`{"type":"stream_events","requestId":"r","events":[{"seq":1,"event":"message","data":"SECRETV"},{"seq":2,"data":"d"}]}`))
+	f.Add([]byte(`{"type":"hello","token":"t","clientId":"c1","capabilities":["stream_events"]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Parse(data)
 		if err != nil {

@@ -24,6 +24,19 @@ type Hello struct {
 	ExtensionVersion string          `json:"extension_version,omitempty"`
 	Platforms        []string        `json:"platforms,omitempty"`
 	ShellRuntime     json.RawMessage `json:"shell_runtime,omitempty"`
+	// Capabilities the plugin supports (CapStreamEvents …); unknown names
+	// are ignored.
+	Capabilities []string `json:"capabilities,omitempty"`
+}
+
+// Has reports whether the hello announced capability name.
+func (m *Hello) Has(name string) bool {
+	for _, c := range m.Capabilities {
+		if c == name {
+			return true
+		}
+	}
+	return false
 }
 
 // HelloOK confirms pairing and tells the plugin the heartbeat it must keep.
@@ -40,6 +53,9 @@ type HelloOK struct {
 	// Scopes are what this client may do (bridge, host-ops); absent for a
 	// client paired with the shared token.
 	Scopes []string `json:"scopes,omitempty"`
+	// Capabilities are those of the hello's the daemon takes on this
+	// connection; absent when none (an older daemon never sends it).
+	Capabilities []string `json:"capabilities,omitempty"`
 }
 
 // Pairing refusals: the error frame the daemon sends before closing a
@@ -173,6 +189,27 @@ type StreamEvent struct {
 	Data      string `json:"data"`
 }
 
+// StreamEvents is several events of one request in one frame, in order:
+// the same as a stream_event frame for each, one after the other. Only a
+// plugin whose hello_ok listed CapStreamEvents may send it.
+type StreamEvents struct {
+	Type      string       `json:"type"`
+	RequestID string       `json:"requestId"`
+	Events    []BatchEvent `json:"events"`
+}
+
+// BatchEvent is one event of a stream_events frame: stream_event's fields
+// but the request id.
+type BatchEvent struct {
+	Seq   int64  `json:"seq"`
+	Event string `json:"event,omitempty"`
+	Data  string `json:"data"`
+}
+
+// MaxBatchEvents bounds the events of one stream_events frame (the frame's
+// size is bounded by max_message_bytes as every frame's).
+const MaxBatchEvents = 4096
+
 // StreamEnd finishes a streamed answer.
 type StreamEnd struct {
 	Type      string `json:"type"`
@@ -245,6 +282,7 @@ type Error struct {
 }
 
 func (*Hello) MsgType() string              { return TypeHello }
+func (*StreamEvents) MsgType() string       { return TypeStreamEvents }
 func (*ActionRequest) MsgType() string      { return TypeActionRequest }
 func (*Credentials) MsgType() string        { return TypeCredentials }
 func (*APIEndpoints) MsgType() string       { return TypeAPIEndpoints }

@@ -48,6 +48,7 @@ var inbound = map[string]func() validator{
 	TypeAPIResponse:   func() validator { return &APIResponse{} },
 	TypeStreamOpen:    func() validator { return &StreamOpen{} },
 	TypeStreamEvent:   func() validator { return &StreamEvent{} },
+	TypeStreamEvents:  func() validator { return &StreamEvents{} },
 	TypeStreamEnd:     func() validator { return &StreamEnd{} },
 	TypeStreamError:   func() validator { return &StreamError{} },
 	TypeActionResult:  func() validator { return &ActionResult{} },
@@ -249,6 +250,8 @@ func refID(m Message) string {
 		return clip(v.RequestID)
 	case *StreamEvent:
 		return clip(v.RequestID)
+	case *StreamEvents:
+		return clip(v.RequestID)
 	case *StreamEnd:
 		return clip(v.RequestID)
 	case *StreamError:
@@ -383,6 +386,14 @@ func (m *Hello) validate() *ParseError {
 			return perr("invalid_platform", "platforms", "platforms may hold platform_a, platform_b and platform_c only")
 		}
 	}
+	if len(m.Capabilities) > 32 {
+		return perr("invalid_field", "capabilities", "field \"capabilities\" has more than 32 entries")
+	}
+	for _, c := range m.Capabilities {
+		if e := checkLabel("capabilities", c); e != nil {
+			return e
+		}
+	}
 	return checkRaw("shell_runtime", m.ShellRuntime)
 }
 
@@ -511,6 +522,34 @@ func (m *StreamEvent) validate() *ParseError {
 		return perr("invalid_field", "seq", "field \"seq\" must not be negative")
 	}
 	return checkLabel("event", m.Event)
+}
+
+func (m *StreamEvents) validate() *ParseError {
+	if e := checkID("requestId", m.RequestID, true); e != nil {
+		return e
+	}
+	if len(m.Events) == 0 || len(m.Events) > MaxBatchEvents {
+		return perr("invalid_field", "events", "field \"events\" must hold 1 to %d events", MaxBatchEvents)
+	}
+	for _, ev := range m.Events {
+		if ev.Seq < 0 {
+			return perr("invalid_field", "events", "an event's \"seq\" must not be negative")
+		}
+		if e := checkLabel("event", ev.Event); e != nil {
+			e.Field = "events"
+			return e
+		}
+	}
+	return nil
+}
+
+// Split returns the frame's events as stream_event messages, in order.
+func (m *StreamEvents) Split() []*StreamEvent {
+	out := make([]*StreamEvent, len(m.Events))
+	for i, ev := range m.Events {
+		out[i] = &StreamEvent{Type: TypeStreamEvent, RequestID: m.RequestID, Seq: ev.Seq, Event: ev.Event, Data: ev.Data}
+	}
+	return out
 }
 
 func (m *StreamEnd) validate() *ParseError { return checkID("requestId", m.RequestID, true) }

@@ -18,6 +18,7 @@ func TestParseValidMessages(t *testing.T) {
 		TypeStreamOpen:    `{"type":"stream_open","requestId":"r1","status":200}`,
 		TypeStreamEvent:   `{"type":"stream_event","requestId":"r1","seq":1,"data":"x"}`,
 		TypeStreamEnd:     `{"type":"stream_end","requestId":"r1"}`,
+		TypeStreamEvents:  `{"type":"stream_events","requestId":"r1","events":[{"seq":1,"event":"message","data":"x"},{"seq":2,"data":""}]}`,
 		TypeStreamError:   `{"type":"stream_error","requestId":"r1","message":"boom"}`,
 		TypeActionResult:  `{"type":"action_result","actionId":"a1","accepted":true,"result":{"x":1}}`,
 		TypeShellRuntime:  `{"type":"shell_runtime","shell_runtime":{"tabs":1}}`,
@@ -32,7 +33,19 @@ func TestParseValidMessages(t *testing.T) {
 			t.Fatalf("%s parsed as %s", typ, m.MsgType())
 		}
 	}
-	m, _ := Parse([]byte(cases[TypeAPIEndpoints]))
+	m, _ := Parse([]byte(cases[TypeStreamEvents]))
+	if got := m.(*StreamEvents).Split(); len(got) != 2 || got[0].RequestID != "r1" || got[0].Seq != 1 || got[0].Event != "message" || got[0].Data != "x" || got[1].Seq != 2 {
+		t.Fatalf("stream_events split: %+v %+v", got[0], got[1])
+	}
+	m, _ = Parse([]byte(cases[TypeHello]))
+	if m.(*Hello).Has(CapStreamEvents) {
+		t.Fatal("a hello without capabilities has stream_events")
+	}
+	m, _ = Parse([]byte(`{"type":"hello","token":"t","clientId":"c1","capabilities":["x","stream_events"]}`))
+	if !m.(*Hello).Has(CapStreamEvents) {
+		t.Fatal("the hello's stream_events capability not seen")
+	}
+	m, _ = Parse([]byte(cases[TypeAPIEndpoints]))
 	ep := m.(*APIEndpoints).Endpoints[0]
 	if ep.Path != "/api/chat" || ep.Method != "POST" {
 		t.Fatalf("endpoint not normalised: %+v", ep)
@@ -71,6 +84,14 @@ func TestParseRefusals(t *testing.T) {
 		`{"type":"api_response","requestId":"r","status":42}`:                "invalid_field",
 		`{"type":"stream_event","requestId":"r","seq":"x"}`:                  "invalid_field",
 		`{"type":"keepalive"} {"type":"keepalive"}`:                          "malformed_json",
+		// Batched events (capability stream_events): at least one, each valid.
+		`{"type":"stream_events","requestId":"r","events":[]}`:                            "invalid_field",
+		`{"type":"stream_events","requestId":"r"}`:                                        "invalid_field",
+		`{"type":"stream_events","events":[{"seq":1,"data":"x"}]}`:                        "missing_field",
+		`{"type":"stream_events","requestId":"r","events":[{"seq":-1,"data":"x"}]}`:       "invalid_field",
+		`{"type":"stream_events","requestId":"r","events":[{"seq":1,"event":"a\u0001"}]}`: "invalid_field",
+		`{"type":"stream_events","requestId":"r","events":{"seq":1}}`:                     "invalid_field",
+		`{"type":"hello","token":"t","clientId":"c1","capabilities":["a\u0001"]}`:         "invalid_field",
 		// Parse reads "type" first and decodes once (issue 15): truncation
 		// after it is still malformed JSON, and a second "type" that JSON's
 		// last-wins would apply is refused rather than decoded as the first.

@@ -13,6 +13,7 @@ const (
 	TypeAPIResponse         = "api_response"          // in: buffered answer to api_request
 	TypeStreamOpen          = "stream_open"           // in: streamed answer begins
 	TypeStreamEvent         = "stream_event"          // in: one streamed chunk, increasing seq
+	TypeStreamEvents        = "stream_events"         // in: several stream_events of one request in one frame (capability CapStreamEvents)
 	TypeStreamEnd           = "stream_end"            // in: streamed answer finished
 	TypeStreamError         = "stream_error"          // in: streamed answer failed
 	TypeRequestCancel       = "request_cancel"        // out: stop a relayed request
@@ -48,4 +49,14 @@ const (
 	SystemPause  = "pause"
 	SystemResume = "resume"
 	SystemDrain  = "drain"
+)
+
+// Capabilities a plugin may announce in its hello (Hello.Capabilities); the
+// daemon answers the ones it takes in hello_ok (HelloOK.Capabilities), and a
+// plugin uses a capability only once hello_ok listed it. Unknown names are
+// ignored, so a newer plugin pairs with an older daemon.
+const (
+	// CapStreamEvents: the plugin may send stream_events frames (a batch of
+	// one request's events in one frame).
+	CapStreamEvents = "stream_events"
 )

@@ -37,6 +37,7 @@ type Conn struct {
 	browser     string
 	platforms   []string // declared in the hello (validated: platform_a/b/c only)
 	auth        string   // how the hello authenticated: token or credential
+	batched     bool     // the hello announced stream_events (bridgeproto.CapStreamEvents): hello_ok took it
 	connectedAt time.Time
 	lastSeen    atomic.Int64 // unix nanos of the last inbound frame
 
@@ -139,6 +140,7 @@ func (c *Conn) pair() (string, bool) {
 	}
 	c.auth = auth.kind
 	c.clientID, c.browser, c.platforms = hello.ClientID, hello.Browser, hello.Platforms
+	c.batched = hello.Has(bridgeproto.CapStreamEvents)
 	const full = "too many browser clients connected; try again later"
 	if !c.hub.roomFor(c.clientID) {
 		return refuse("full", websocket.CloseTryAgainLater, full)
@@ -166,10 +168,14 @@ func (c *Conn) pair() (string, bool) {
 		_, _ = c.hub.host.Apply(dctx, raftstore.CmdBrowserClient, raftstore.BrowserClientEvent{ClientID: c.clientID, Event: "disconnect"})
 		return refuse("full", websocket.CloseTryAgainLater, full)
 	}
+	var caps []string
+	if c.batched {
+		caps = []string{bridgeproto.CapStreamEvents}
+	}
 	c.send(bridgeproto.HelloOK{
 		Type: bridgeproto.TypeHelloOK, ClientID: c.clientID, ProtocolVer: bridgeproto.ProtocolVersion,
 		KeepaliveMs: c.hub.cfg.KeepaliveInterval.Milliseconds(), MaxMessageSize: c.hub.cfg.MaxMessageBytes,
-		Credential: auth.credential, Scopes: auth.scopes,
+		Credential: auth.credential, Scopes: auth.scopes, Capabilities: caps,
 	})
 	c.send(c.hub.snapshot())
 	c.hub.log.Info("browser client paired", "client_id", c.clientID, "browser", c.browser, "remote", c.remote, "auth", c.auth, "new_credential", auth.credential != "")
@@ -206,6 +212,16 @@ func (c *Conn) readLoop() {
 				pe = &bridgeproto.ParseError{Code: "invalid_message", Message: "message refused"}
 			}
 			if c.refused(pe) {
+				return
+			}
+			continue
+		}
+		if _, ok := m.(*bridgeproto.StreamEvents); ok && !c.batched {
+			// Only a client whose hello announced it (and so saw it in its
+			// hello_ok) may batch: anyone else gets what an older daemon
+			// would answer, as an invalid message.
+			if c.refused(&bridgeproto.ParseError{Code: "capability_not_negotiated", Field: "type",
+				Message: "stream_events needs the stream_events capability in the hello", RefType: bridgeproto.TypeStreamEvents}) {
 				return
 			}
 			continue

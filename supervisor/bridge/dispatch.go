@@ -32,6 +32,14 @@ func (h *Hub) dispatch(c *Conn, m bridgeproto.Message) {
 		h.route(c, v.RequestID, kindRequest, v)
 	case *bridgeproto.StreamEvent:
 		h.route(c, v.RequestID, kindRequest, v)
+	case *bridgeproto.StreamEvents:
+		// One frame, the same as its events one after the other; the first
+		// one not taken (a late stream, a seq that does not increase) ends it.
+		for _, ev := range v.Split() {
+			if !h.route(c, v.RequestID, kindRequest, ev) {
+				break
+			}
+		}
 	case *bridgeproto.StreamEnd:
 		h.route(c, v.RequestID, kindRequest, v)
 	case *bridgeproto.StreamError:
@@ -89,24 +97,25 @@ func (h *Hub) onActionRequest(c *Conn, v *bridgeproto.ActionRequest) {
 }
 
 // route hands an answer to the request or action waiting for it. Only the
-// client the work was sent to may answer it.
-func (h *Hub) route(c *Conn, id, kind string, m bridgeproto.Message) {
+// client the work was sent to may answer it. It reports whether m reached
+// the waiting handler.
+func (h *Hub) route(c *Conn, id, kind string, m bridgeproto.Message) bool {
 	p := h.lookup(id)
 	if p == nil && h.recentlyFinished(id, c) {
 		// Answered, cancelled or timed out a moment ago: the plugin could not
 		// know before it sent this frame. Dropped quietly, counted.
 		h.late.n.Add(1)
-		return
+		return false
 	}
 	if p == nil || p.conn != c || p.Kind != kind {
 		c.sendError("unknown_request", "no pending "+kind+" with this id: the daemon never sent it to this client, or finished it long ago", m.MsgType(), id)
-		return
+		return false
 	}
 	if p.ended() {
 		// Cancelled, timed out or overflowed but not yet forgotten: the same
 		// quiet drop.
 		h.late.n.Add(1)
-		return
+		return false
 	}
 	if ev, ok := m.(*bridgeproto.StreamEvent); ok {
 		p.mu.Lock()
@@ -117,17 +126,19 @@ func (h *Hub) route(c *Conn, id, kind string, m bridgeproto.Message) {
 		p.mu.Unlock()
 		if bad {
 			c.sendError("seq_not_increasing", "stream_event seq must increase", m.MsgType(), id)
-			return
+			return false
 		}
 	}
 	if !p.route(m, c.lastSeen.Load()) {
 		if p.ended() {
-			return
+			return false
 		}
 		h.log.Warn("relay consumer too slow; cancelling the stream", "relay_request_id", id, "client_id", c.clientID)
 		p.fail("consumer_overflow", "the HTTP caller did not keep up with the stream")
 		c.send(bridgeproto.RequestCancel{Type: bridgeproto.TypeRequestCancel, RequestID: id, Platform: p.Platform, Reason: "consumer_overflow"})
+		return false
 	}
+	return true
 }
 
 func toStoreEndpoints(in []bridgeproto.Endpoint) []raftstore.BrowserEndpoint {

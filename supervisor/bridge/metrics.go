@@ -53,7 +53,7 @@ var knownTypes = func() map[string]bool {
 	k := map[string]bool{}
 	for _, t := range []string{bridgeproto.TypeHello, bridgeproto.TypeHelloOK, bridgeproto.TypeStateSnapshot, bridgeproto.TypeActionRequest,
 		bridgeproto.TypeActionRequestResult, bridgeproto.TypeCredentials, bridgeproto.TypeAPIEndpoints, bridgeproto.TypeAPIRequest,
-		bridgeproto.TypeAPIResponse, bridgeproto.TypeStreamOpen, bridgeproto.TypeStreamEvent, bridgeproto.TypeStreamEnd,
+		bridgeproto.TypeAPIResponse, bridgeproto.TypeStreamOpen, bridgeproto.TypeStreamEvent, bridgeproto.TypeStreamEvents, bridgeproto.TypeStreamEnd,
 		bridgeproto.TypeStreamError, bridgeproto.TypeRequestCancel, bridgeproto.TypeAction, bridgeproto.TypeActionResult,
 		bridgeproto.TypeShellRuntime, bridgeproto.TypeKeepalive, bridgeproto.TypeError, bridgeproto.TypeConversationLink,
 		bridgeproto.TypeConversationMessage, bridgeproto.TypeConversationInject, bridgeproto.TypeInjectResult, bridgeproto.TypeConversationLoop} {
