@@ -50,6 +50,11 @@ func FuzzCommandSequences(f *testing.F) {
 		[2]string{CmdConvAutomation, `{"local_conversation_id":"c1","resume":true}`}, [2]string{CmdConvRecover, `{}`}))
 	f.Add(seq([2]string{CmdPairRefusals, `{"total":{"count":2,"last_code":"credential_invalid","last_at":"2026-01-02T03:04:05Z"},"buckets":[{"key":"client:c1","count":2},{"key":"remote:127.0.0.1","count":2}]}`},
 		[2]string{CmdPairRefusals, `{"total":{"count":1},"buckets":[{"key":"nobody","count":1}]}`}))
+	// A lost runner's batch ended by a recovery, then its late finish.
+	f.Add(seq([2]string{CmdTaskStart, `{"kind":"instruction_batch","title":"t","runner":"n1/a","local_conversation_id":"c1"}`},
+		[2]string{CmdTaskStart, `{"kind":"instruction_batch","title":"u","runner":"n1/b"}`},
+		[2]string{CmdTaskRecover, `{"live":["n1/b"]}`}, [2]string{CmdTaskRecover, `{"live":[]}`},
+		[2]string{CmdTaskFinish, `{"task_id":"task-1","run_id":"run-1-1","status":"done"}`}))
 	f.Add([]byte{0xff, '[', 0, 0})
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, data []byte) {
