@@ -70,8 +70,11 @@ async function loadAdapters() {
   return withOrigins(list, origins);
 }
 
+// send writes msg on an open socket once its hello went out: a frame
+// before the hello (onopen awaits the tab list first) would make the daemon
+// refuse the connection ("first message must be hello").
 function send(msg) {
-  if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(msg));
+  if (ws && ws.readyState === WebSocket.OPEN && helloSince) ws.send(JSON.stringify(msg));
 }
 
 // sendPaired writes msg only on an open socket the daemon said hello_ok on;
