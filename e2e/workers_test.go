@@ -203,13 +203,27 @@ func TestRollingRestartUnderLoadFailsNoCall(t *testing.T) {
 func TestNothingOutlivesSupervisorSIGKILL(t *testing.T) {
 	t.Parallel()
 	// The command writes its pid file outside its scratch directory.
-	pidDir := t.TempDir()
-	d := harness.Start(t, harness.Options{Env: []string{"SVC_EXEC_WRITE_ROOTS=" + pidDir}})
+	t.Run("unconfined worker", func(t *testing.T) {
+		t.Parallel()
+		pidDir := t.TempDir()
+		nothingOutlivesSupervisorSIGKILL(t, pidDir, "SVC_EXEC_WRITE_ROOTS="+pidDir)
+	})
+	// With hostops_allowed_roots the worker confines itself and
+	// re-executes (confine.go): the parent-death signal must survive that.
+	t.Run("worker confined to its roots", func(t *testing.T) {
+		t.Parallel()
+		pidDir := t.TempDir()
+		nothingOutlivesSupervisorSIGKILL(t, pidDir, "SVC_HOSTOPS_ALLOWED_ROOTS="+pidDir)
+	})
+}
+
+func nothingOutlivesSupervisorSIGKILL(t *testing.T, pidDir string, env ...string) {
+	d := harness.Start(t, harness.Options{Env: env})
 	w := hostopsWorker(t, d)
 	pidFile := filepath.Join(pidDir, "pids")
 	go func() {
 		// The answer never comes: the daemon is killed under it.
-		req, _ := http.NewRequest("POST", d.URL+"/v1/exec", stringsReader(fmt.Sprintf(`{"command":"sleep 300 & echo $! > %s; echo $$ >> %s; sleep 300"}`, pidFile, pidFile)))
+		req, _ := http.NewRequest("POST", d.URL+"/v1/exec", stringsReader(fmt.Sprintf(`{"command":"sleep 300 & echo $! > %s; echo $$ >> %s; sleep 300","cwd":%q}`, pidFile, pidFile, pidDir)))
 		req.Header.Set("Authorization", "Bearer "+d.Token)
 		req.Header.Set("Content-Type", "application/json")
 		if resp, err := http.DefaultClient.Do(req); err == nil {

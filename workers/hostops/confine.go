@@ -23,6 +23,20 @@ import (
 // confinedEnv marks the re-executed, confined worker.
 const confinedEnv = "SVCD_HOSTOPS_CONFINED"
 
+// The worker manager starts the worker with a parent-death signal
+// (SIGTERM), but the re-execution runs on the locked thread above, which is
+// not always the main one, and a thread other than the main one has no
+// parent-death signal of its own: execve from it made the worker deaf to
+// its supervisor's death (a confined worker outlived a SIGKILLed
+// supervisor). The confined run sets it again. Package initialisation runs
+// on the main thread (runtime.main locks it there), the one the signal
+// belongs to; Serve then checks the parent did not die before this.
+func init() {
+	if os.Getenv(confinedEnv) != "" {
+		_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0)
+	}
+}
+
 // confineSelf restricts the worker and re-executes it; it returns only
 // when that is not needed (nil) or failed (the error). The second run
 // finds confinedEnv set and returns nil at once.
