@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,10 +23,11 @@ const snapType = "application/vnd.svcd.snapshot"
 // systemWriter alternates pause and resume on d until stop closes, and
 // records every acknowledged write's state version and reason.
 type systemWriter struct {
-	mu    sync.Mutex
-	acked map[uint64]string // version → reason of the write that made it
-	last  uint64
-	errs  []string
+	mu      sync.Mutex
+	acked   map[uint64]string // version → reason of the write that made it
+	last    uint64
+	writers atomic.Int64 // makes each write's reason unique
+	errs    []string
 }
 
 func (sw *systemWriter) run(base string, stop <-chan struct{}, done *sync.WaitGroup) {
@@ -41,7 +43,9 @@ func (sw *systemWriter) run(base string, stop <-chan struct{}, done *sync.WaitGr
 		if i%2 == 1 {
 			path = "/v1/system/resume"
 		}
-		reason := fmt.Sprintf("w-%d", i)
+		// Unique across writers: the answer is the latest state, which
+		// another writer's write may already have replaced.
+		reason := fmt.Sprintf("w-%d-%d", sw.writers.Add(1), i)
 		body, _ := json.Marshal(map[string]string{"reason": reason, "requested_by": "snapshot-test"})
 		req, _ := http.NewRequest(http.MethodPost, base+path, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -60,7 +64,12 @@ func (sw *systemWriter) run(base string, stop <-chan struct{}, done *sync.WaitGr
 			continue
 		}
 		sw.mu.Lock()
-		sw.acked[out.Data.Version] = reason
+		// The route answers the latest state: with two writers it may be
+		// the other's, so only a state that carries this write's reason
+		// says which version this write made.
+		if out.Data.Reason == reason {
+			sw.acked[out.Data.Version] = reason
+		}
 		if out.Data.Version > sw.last {
 			sw.last = out.Data.Version
 		}
