@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand"
 	"sort"
 	"strings"
@@ -237,18 +236,7 @@ func TestIndexesMatchAScanAfterRandomCommandsAndRestore(t *testing.T) {
 		step(f)
 		check(f, fmt.Sprintf("after command %d", i), i%7 == 0)
 		if i%4000 == 3999 {
-			snap, err := f.Snapshot()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var sink bufSink
-			if err := snap.Persist(&sink); err != nil {
-				t.Fatal(err)
-			}
-			g := newFSM()
-			if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
-				t.Fatal(err)
-			}
+			g, _ := snapshotRestore(t, f)
 			check(g, "after restore", true)
 			a, _ := json.Marshal(f.state)
 			b, _ := json.Marshal(g.state)
