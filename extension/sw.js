@@ -41,16 +41,35 @@ function cancelRelay(id) {
   if (earlyCancels.size > 256) earlyCancels.delete(earlyCancels.values().next().value);
 }
 
+// generatedClientId makes this profile's id once: two settings() calls at
+// worker start would otherwise each make one, and the first connect would
+// pair under an id the next one no longer reads.
+let generatedIdOnce = null;
+function generatedClientId() {
+  if (!generatedIdOnce) {
+    generatedIdOnce = (async () => {
+      const { generatedClientId: g } = await chrome.storage.local.get('generatedClientId');
+      if (g) return g;
+      const id = 'ext-' + crypto.randomUUID().slice(0, 8);
+      await chrome.storage.local.set({ generatedClientId: id });
+      return id;
+    })().catch((e) => { generatedIdOnce = null; throw e; });
+  }
+  return generatedIdOnce;
+}
+
 // settings: the options page's chrome.storage.local values over an optional
 // bundled development config (config.local.json, never committed).
 async function settings() {
   let local = {};
   try { const r = await fetch(chrome.runtime.getURL('config.local.json')); if (r.ok) local = await r.json(); } catch { /* none */ }
-  const stored = await chrome.storage.local.get(['daemonURL', 'token', 'credential', 'pairingCode', 'clientId', 'origins', 'loop']);
+  const stored = await chrome.storage.local.get(['daemonURL', 'token', 'credential', 'pairingCode', 'clientId', 'generatedClientId', 'origins', 'loop']);
   const s = { ...local, ...Object.fromEntries(Object.entries(stored).filter(([, v]) => v)) };
   if (!s.clientId) {
-    s.clientId = 'ext-' + crypto.randomUUID().slice(0, 8);
-    await chrome.storage.local.set({ clientId: s.clientId });
+    // A generated id goes under its own key: written to clientId, it could
+    // land after the options page (or a test) set clientId between our get
+    // and set, and the next connect would pair under the generated id.
+    s.clientId = s.generatedClientId || await generatedClientId();
   }
   return { daemon: s.daemonURL || 'ws://127.0.0.1:4317/ws/browser', token: s.token || '', credential: s.credential || '', pairingCode: s.pairingCode || '', clientId: s.clientId, origins: s.origins || {}, loop: s.loop || {} };
 }
