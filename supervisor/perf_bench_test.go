@@ -48,27 +48,9 @@ func BenchmarkPerfP4State(b *testing.B) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	base := benchCall(b, client, "GET", bare.URL+"/v1/system/state", "")
 	subj := benchCall(b, client, "GET", hs.URL+"/v1/system/state", "")
-	n := benchfig.Samples(2000) * 5
-	benchfig.Parallel(n/10, 8, base)
-	benchfig.Parallel(n/10, 8, subj)
 	// Ten alternating rounds rather than one long run each, so a burst of
 	// load from elsewhere on the shared machine lands on both sides.
-	const rounds = 10
-	var bd, sd []time.Duration
-	var bw, sw time.Duration
-	for i := 0; i < rounds; i++ {
-		first, second := base, subj
-		if i%2 == 1 {
-			first, second = subj, base
-		}
-		d1, w1 := benchfig.Parallel(n/rounds, 8, first)
-		d2, w2 := benchfig.Parallel(n/rounds, 8, second)
-		if i%2 == 1 {
-			d1, w1, d2, w2 = d2, w2, d1, w1
-		}
-		bd, bw = append(bd, d1...), bw+w1
-		sd, sw = append(sd, d2...), sw+w2
-	}
+	bd, bw, sd, sw := benchfig.AlternateRounds(benchfig.Samples(2000)*5, 10, 8, base, subj)
 	benchfig.Report(b, benchfig.Figure{ID: "P4", Name: "GET /v1/system/state vs bare net/http JSON handler", Goal: "req/s >= 0.8x",
 		Baseline: benchfig.Summarize("bare", bd, bw), Subject: benchfig.Summarize("daemon", sd, sw), Note: "8 concurrent callers, 10 alternating rounds"})
 }
@@ -125,25 +107,7 @@ func BenchmarkPerfP4Metrics(b *testing.B) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	base := benchCall(b, client, "GET", off.URL+"/v1/system/state", "")
 	subj := benchCall(b, client, "GET", on.URL+"/v1/system/state", "")
-	n := benchfig.Samples(2000) * 5
-	benchfig.Parallel(n/10, 8, base)
-	benchfig.Parallel(n/10, 8, subj)
-	const rounds = 10
-	var bd, sd []time.Duration
-	var bw, sw time.Duration
-	for i := 0; i < rounds; i++ {
-		first, second := base, subj
-		if i%2 == 1 {
-			first, second = subj, base
-		}
-		d1, w1 := benchfig.Parallel(n/rounds, 8, first)
-		d2, w2 := benchfig.Parallel(n/rounds, 8, second)
-		if i%2 == 1 {
-			d1, w1, d2, w2 = d2, w2, d1, w1
-		}
-		bd, bw = append(bd, d1...), bw+w1
-		sd, sw = append(sd, d2...), sw+w2
-	}
+	bd, bw, sd, sw := benchfig.AlternateRounds(benchfig.Samples(2000)*5, 10, 8, base, subj)
 	benchfig.Report(b, benchfig.Figure{ID: "P4metrics", Name: "GET /v1/system/state, metrics on vs off", Goal: "within 3%",
 		Baseline: benchfig.Summarize("metrics off", bd, bw), Subject: benchfig.Summarize("metrics on", sd, sw), Note: "8 concurrent callers, 10 alternating rounds; SVCD_METRICS_OFF=1 on the baseline server"})
 }

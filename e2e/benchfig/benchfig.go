@@ -188,3 +188,26 @@ func Alternate(n int, a, b func()) (da, db []time.Duration) {
 	}
 	return da, db
 }
+
+// AlternateRounds runs base and subj n times each with workers concurrent
+// callers, after a warm-up of n/10 each, in rounds alternating which goes
+// first, so a burst of load from elsewhere on a shared machine lands on
+// both sides. It returns each side's durations and summed wall time.
+func AlternateRounds(n, rounds, workers int, base, subj func()) (bd []time.Duration, bw time.Duration, sd []time.Duration, sw time.Duration) {
+	Parallel(n/10, workers, base)
+	Parallel(n/10, workers, subj)
+	for i := 0; i < rounds; i++ {
+		first, second := base, subj
+		if i%2 == 1 {
+			first, second = subj, base
+		}
+		d1, w1 := Parallel(n/rounds, workers, first)
+		d2, w2 := Parallel(n/rounds, workers, second)
+		if i%2 == 1 {
+			d1, w1, d2, w2 = d2, w2, d1, w1
+		}
+		bd, bw = append(bd, d1...), bw+w1
+		sd, sw = append(sd, d2...), sw+w2
+	}
+	return bd, bw, sd, sw
+}

@@ -17,16 +17,9 @@ import (
 // forward ends with 503 leader_unreachable saying the write's outcome is
 // unknown, instead of holding the caller until its own timeout.
 func TestForwardEndsWhenTheLeaderMovesWhileItWaits(t *testing.T) {
-	node, err := raftstore.Open(raftstore.Config{NodeID: "s1", DataDir: t.TempDir(), Bootstrap: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer node.Shutdown()
+	node := leaderNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := node.WaitLeader(ctx); err != nil {
-		t.Fatal(err)
-	}
 	reached := make(chan struct{}, 1)
 	release := make(chan struct{})
 	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

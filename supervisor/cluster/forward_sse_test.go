@@ -19,16 +19,9 @@ import (
 // request — not a connection cut with no terminal event (chaos finding 1).
 // A stream the leader ends normally passes through unchanged.
 func TestForwardedStreamEndsWithStreamErrorWhenTheLeaderDies(t *testing.T) {
-	node, err := raftstore.Open(raftstore.Config{NodeID: "s1", DataDir: t.TempDir(), Bootstrap: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer node.Shutdown()
+	node := leaderNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := node.WaitLeader(ctx); err != nil {
-		t.Fatal(err)
-	}
 	whole := "event: stream_open\ndata: {\"requestId\":\"r-1\"}\n\nevent: stream_event\ndata: {\"requestId\":\"r-1\",\"seq\":1}\n\n"
 	leader := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")

@@ -44,6 +44,23 @@ func forwardOnce(t *testing.T, c *Cluster, hdr map[string]string) (int, errBody)
 	return resp.StatusCode, b
 }
 
+// leaderNode is a one-node raft store that has become its own leader,
+// shut down when the test ends.
+func leaderNode(t *testing.T) *raftstore.Node {
+	t.Helper()
+	node, err := raftstore.Open(raftstore.Config{NodeID: "s1", DataDir: t.TempDir(), Bootstrap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = node.Shutdown() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := node.WaitLeader(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return node
+}
+
 // A standby that does not know the leader's API address answers 503
 // no_leader with a retry hint instead of guessing; a call another node has
 // already forwarded is never forwarded a second time (no loops between two
@@ -72,16 +89,9 @@ func TestForwardRefusesWithoutALeaderAndNeverTwice(t *testing.T) {
 // leader's answer comes back unchanged. A leader that cannot be reached is a
 // 503 leader_unreachable naming it.
 func TestForwardKeepsAuthorizationAndNamesAnUnreachableLeader(t *testing.T) {
-	node, err := raftstore.Open(raftstore.Config{NodeID: "s1", DataDir: t.TempDir(), Bootstrap: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer node.Shutdown()
+	node := leaderNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := node.WaitLeader(ctx); err != nil {
-		t.Fatal(err)
-	}
 	type seen struct{ auth, origin, site, by, body string }
 	got := make(chan seen, 1)
 	leader := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
