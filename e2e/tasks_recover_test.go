@@ -12,19 +12,24 @@ import (
 	"github.com/svcd/svcd/e2e/harness"
 )
 
-// An instruction batch whose node dies mid-run does not stay `running` for
-// good (chaos finding 9): the restarted node, taking the lead, ends it
-// failed with error_code node_lost and a log line saying its blocks are not
-// run again, and the same reply reported again stays repeated.
-func TestInstructionBatchInterruptedByNodeKillEndsNodeLost(t *testing.T) {
-	d := harness.Start(t, harness.Options{})
-	text := block("@svc::exec::sleep 60")
-	body, _ := json.Marshal(map[string]string{"platform": "platform_a", "local_conversation_id": "conv-lost",
-		"remote_conversation_id": "r-conv-lost", "message_id": "m-lost", "text": text})
+// recoverTask is the part of a task these tests read.
+type recoverTask struct {
+	ID        string `json:"task_id"`
+	Status    string `json:"status"`
+	ErrorCode string `json:"error_code"`
+	Title     string `json:"title"`
+}
+
+// startLostBatch reports an AI reply whose batch runs `sleep 60` on d and
+// waits until its task is running there. The request itself ends with d's
+// death (the batch runs inside it).
+func startLostBatch(t *testing.T, d *harness.Daemon, conv, msgID, text string) recoverTask {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"platform": "platform_a", "local_conversation_id": conv,
+		"remote_conversation_id": "r-" + conv, "message_id": msgID, "text": text})
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	go func() {
-		// Ends with the daemon's death: the batch runs inside this request.
 		req, _ := http.NewRequestWithContext(ctx, "POST", d.URL+"/v1/instructions/ingest", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+d.Token)
@@ -32,56 +37,83 @@ func TestInstructionBatchInterruptedByNodeKillEndsNodeLost(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-
-	type task struct {
-		ID        string `json:"task_id"`
-		Status    string `json:"status"`
-		ErrorCode string `json:"error_code"`
-		Title     string `json:"title"`
-	}
-	list := func() []task {
+	var running recoverTask
+	waitUntil(t, 15*time.Second, "the batch's task to run", func() bool {
 		var env struct {
 			Data struct {
-				Tasks []task `json:"tasks"`
+				Tasks []recoverTask `json:"tasks"`
 			} `json:"data"`
 		}
 		d.Do("GET", "/v1/tasks", nil).Decode(t, &env)
-		return env.Data.Tasks
-	}
-	var running task
-	waitUntil(t, 15*time.Second, "the batch's task to run", func() bool {
-		for _, tk := range list() {
-			if tk.Status == "running" && strings.Contains(tk.Title, "conv-lost") {
+		for _, tk := range env.Data.Tasks {
+			if tk.Status == "running" && strings.Contains(tk.Title, conv) {
 				running = tk
 				return true
 			}
 		}
 		return false
 	})
+	return running
+}
 
-	d.Kill()
-	d.Restart()
-	var env struct {
-		Data task `json:"data"`
-	}
-	var got task
+// expectLostBatchEnded waits until d, now leading, shows the task ended
+// failed/node_lost with a log saying why, and checks the same reply reported
+// again to d stays repeated (its blocks never run twice).
+func expectLostBatchEnded(t *testing.T, d *harness.Daemon, running recoverTask, conv, msgID, text string) {
+	t.Helper()
+	var got recoverTask
 	waitUntil(t, 15*time.Second, "the lost batch's task to end", func() bool {
 		r := d.Do("GET", "/v1/tasks/"+running.ID, nil)
 		if r.Status != 200 {
 			return false
+		}
+		var env struct {
+			Data recoverTask `json:"data"`
 		}
 		r.Decode(t, &env)
 		got = env.Data
 		return got.Status != "running"
 	})
 	if got.Status != "failed" || got.ErrorCode != "node_lost" {
-		t.Fatalf("lost batch task after the restart: %+v", got)
+		t.Fatalf("lost batch task: %+v", got)
 	}
 	logs := string(d.Do("GET", "/v1/tasks/"+running.ID+"/logs", nil).Body)
 	if !strings.Contains(logs, "node_lost") || !strings.Contains(logs, "not run again") {
 		t.Fatalf("the task's log does not say it was interrupted:\n%s", logs)
 	}
-	if res := ingest(t, d, "conv-lost", "m-lost", text, true); res.Ingest.Status != "repeated" {
+	if res := ingest(t, d, conv, msgID, text, true); res.Ingest.Status != "repeated" {
 		t.Fatalf("the interrupted reply reported again: %+v", res.Ingest)
 	}
+}
+
+// An instruction batch whose node dies mid-run does not stay `running` for
+// good (chaos finding 9): the restarted node, taking the lead, ends it
+// failed with error_code node_lost and a log line saying its blocks are not
+// run again, and the same reply reported again stays repeated.
+func TestInstructionBatchInterruptedByNodeKillEndsNodeLost(t *testing.T) {
+	d := harness.Start(t, harness.Options{})
+	text := block("@svc::exec::sleep 60")
+	running := startLostBatch(t, d, "conv-lost", "m-lost", text)
+	d.Kill()
+	d.Restart()
+	expectLostBatchEnded(t, d, running, "conv-lost", "m-lost", text)
+}
+
+// The same when the standby takes over: the batch ran on the leader, the
+// leader is SIGKILLed and stays down, and the standby, leading now, ends the
+// lost leader's task in its own leadership start-up. The reply reported again
+// to the new leader stays repeated: the message id was replicated with the
+// batch's start, so its blocks do not run a second time on another node.
+func TestStandbyTakingOverEndsTheLostLeadersBatch(t *testing.T) {
+	t.Parallel()
+	c := startHACluster(t)
+	text := block("@svc::exec::sleep 60")
+	running := startLostBatch(t, c.n1, "conv-ha-lost", "m-ha-lost", text)
+	waitUntil(t, 10*time.Second, "the standby to see the running task", func() bool {
+		r := c.n2.Do("GET", "/v1/tasks/"+running.ID, nil)
+		return r.Status == 200 && strings.Contains(string(r.Body), `"running"`)
+	})
+	c.n1.Kill()
+	waitUntil(t, 10*time.Second, "n2 to lead", func() bool { r, _ := role(t, c.n2); return r == "leader" })
+	expectLostBatchEnded(t, c.n2, running, "conv-ha-lost", "m-ha-lost", text)
 }
