@@ -174,17 +174,12 @@ func relayedStream(t *testing.T, d *harness.Daemon, n, gapUs int) (lat []time.Du
 	for sc.Scan() {
 		now := time.Now()
 		line := sc.Bytes()
-		at := bytes.Index(line, []byte("t="))
-		if !bytes.HasPrefix(line, []byte("data: ")) || at < 0 {
-			continue
-		}
-		digits := line[at+2:]
-		if end := bytes.IndexFunc(digits, func(c rune) bool { return c < '0' || c > '9' }); end >= 0 {
-			digits = digits[:end]
-		}
-		stamp, err := strconv.ParseInt(string(digits), 10, 64)
+		stamp, ok, err := benchfig.EventStamp(line)
 		if err != nil {
-			t.Fatalf("event stamp in %q: %v", line, err)
+			t.Fatal(err)
+		}
+		if !ok {
+			continue
 		}
 		if seen++; seen == 1 {
 			first = now

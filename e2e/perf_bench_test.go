@@ -287,20 +287,12 @@ func perEventLatency(b *testing.B, r *perfRig, samples int) (direct, relayed []t
 		for sc.Scan() {
 			now := time.Now().UnixNano()
 			line := sc.Bytes()
-			if !bytes.HasPrefix(line, []byte("data: ")) {
-				continue
-			}
-			at := bytes.Index(line, []byte("t="))
-			if at < 0 {
-				continue
-			}
-			digits := line[at+2:]
-			if end := bytes.IndexFunc(digits, func(c rune) bool { return c < '0' || c > '9' }); end >= 0 {
-				digits = digits[:end]
-			}
-			stamp, err := strconv.ParseInt(string(digits), 10, 64)
+			stamp, ok, err := benchfig.EventStamp(line)
 			if err != nil {
-				b.Fatalf("event stamp in %q: %v", line, err)
+				b.Fatal(err)
+			}
+			if !ok {
+				continue
 			}
 			if seen++; seen > 1 {
 				*into = append(*into, time.Duration(now-stamp))
