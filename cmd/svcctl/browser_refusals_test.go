@@ -43,9 +43,29 @@ func TestBrowserRefusalsSurviveRestart(t *testing.T) {
 		}
 	}
 	refuse(3, "unpaired-ext")
-	// The refusals reach raft on the next flush (once a second); a SIGKILL
-	// after that loses nothing.
-	time.Sleep(2500 * time.Millisecond)
+	// The refusals reach raft on the next flush (once a second); once the
+	// daemon says none is unflushed, a SIGKILL loses nothing.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var env struct {
+			Data struct {
+				Pairing struct {
+					Refused struct {
+						Count     int64 `json:"count"`
+						Unflushed int64 `json:"unflushed"`
+					} `json:"refused"`
+				} `json:"pairing"`
+			} `json:"data"`
+		}
+		d.Do("GET", "/v1/browser/clients", nil).Decode(t, &env)
+		if r := env.Data.Pairing.Refused; r.Count == 3 && r.Unflushed == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the refusals were not flushed to raft within 10 s: %+v", env.Data.Pairing.Refused)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	d.Restart()
 	shows("after SIGKILL", 3)
 	refuse(2, "unpaired-ext")

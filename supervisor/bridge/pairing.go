@@ -247,6 +247,10 @@ type RefusedPairings struct {
 	LastClientID string    `json:"last_client_id,omitempty"`
 	LastRemote   string    `json:"last_remote,omitempty"`
 	LastAt       time.Time `json:"last_at,omitzero"`
+	// Unflushed is how many of Count are counted in this process but not yet
+	// proposed to raft (the bridge batches them, at most a second): a SIGKILL
+	// now would lose them. 0 means every refusal shown is durable.
+	Unflushed int64 `json:"unflushed"`
 	// Recent are the last refused buckets, newest first (at most
 	// recentRefusals): key client:ID or remote:ADDRESS.
 	Recent []raftstore.Refusals `json:"recent"`
@@ -363,10 +367,12 @@ func (g *pairingGuard) putBack(d raftstore.PairRefusalsDelta) {
 	}
 }
 
-// pendingView merges the unflushed refusals into the durable ones.
-func (g *pairingGuard) pendingView(total raftstore.Refusals, buckets map[string]raftstore.Refusals) (raftstore.Refusals, map[string]raftstore.Refusals) {
+// pendingView merges the unflushed refusals into the durable ones and says
+// how many were unflushed.
+func (g *pairingGuard) pendingView(total raftstore.Refusals, buckets map[string]raftstore.Refusals) (raftstore.Refusals, map[string]raftstore.Refusals, int64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	unflushed := g.pendTotal.Count
 	total.Add(g.pendTotal)
 	for k, b := range g.pend {
 		cur := buckets[k]
@@ -374,7 +380,7 @@ func (g *pairingGuard) pendingView(total raftstore.Refusals, buckets map[string]
 		cur.Add(*b)
 		buckets[k] = cur
 	}
-	return total, buckets
+	return total, buckets, unflushed
 }
 
 // flushRefusals proposes the refusals counted since the last flush as one
@@ -405,7 +411,7 @@ func (h *Hub) RefusedPairings() RefusedPairings {
 			buckets[k] = *b
 		}
 	})
-	total, buckets = h.pairing.pendingView(total, buckets)
+	total, buckets, unflushed := h.pairing.pendingView(total, buckets)
 	recent := make([]raftstore.Refusals, 0, len(buckets))
 	for _, b := range buckets {
 		recent = append(recent, b)
@@ -420,7 +426,7 @@ func (h *Hub) RefusedPairings() RefusedPairings {
 		recent = recent[:recentRefusals]
 	}
 	return RefusedPairings{Count: total.Count, LastReason: total.LastReason, LastCode: total.LastCode,
-		LastClientID: total.LastClientID, LastRemote: total.LastRemote, LastAt: total.LastAt, Recent: recent}
+		LastClientID: total.LastClientID, LastRemote: total.LastRemote, LastAt: total.LastAt, Unflushed: unflushed, Recent: recent}
 }
 
 // ClientAuth is how a live client authenticated: "token", "credential", or

@@ -55,6 +55,9 @@ func TestRefusedPairingsAreDurableAndBatched(t *testing.T) {
 		host.n.Read(func(s *raftstore.State) { c = s.Pairing.RefusedTotal.Count })
 		return c == n
 	})
+	if st := h.RefusedPairings(); st.Count != n || st.Unflushed != 0 {
+		t.Fatalf("after the flush reached raft: %+v, want count %d, none unflushed", st, n)
+	}
 	periods := time.Since(start)/(200*time.Millisecond) + 2
 	if f := host.flushes.Load(); f > int64(periods) {
 		t.Fatalf("%d refusals made %d raft commands in %s (at most one per 200ms flush period: %d)", n, f, time.Since(start), periods)
