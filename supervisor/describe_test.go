@@ -2,11 +2,8 @@ package supervisor
 
 import (
 	"encoding/json"
-	"net/http"
 	"sort"
 	"testing"
-
-	"github.com/gorilla/mux"
 )
 
 // TestDescribedRoutesAreServed checks the describe documents against the
@@ -15,27 +12,7 @@ import (
 func TestDescribedRoutesAreServed(t *testing.T) {
 	s, hs := newTestServer(t)
 
-	served := map[string]bool{}
-	err := s.router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
-		tpl, err := route.GetPathTemplate()
-		if err != nil {
-			return err
-		}
-		methods, err := route.GetMethods()
-		if err != nil {
-			return err
-		}
-		for _, m := range methods {
-			if m == http.MethodHead {
-				continue // GET without the body (buildRouter); documented as the GET
-			}
-			served[m+" "+describePath(tpl)] = true
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	served := servedRoutes(t, s, describePath)
 
 	described := map[string]bool{}
 	collect := func(path, key string) {

@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/gorilla/mux"
 
 	"github.com/svcd/svcd/supervisor/openapi"
 )
@@ -119,27 +118,7 @@ func TestOpenAPIEveryRouteTyped(t *testing.T) {
 
 func TestOpenAPIEveryRouteServed(t *testing.T) {
 	s, doc, _ := loadOpenAPI(t)
-	served := map[string]bool{}
-	err := s.router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
-		tpl, err := route.GetPathTemplate()
-		if err != nil {
-			return err
-		}
-		methods, err := route.GetMethods()
-		if err != nil {
-			return err
-		}
-		for _, m := range methods {
-			if m == http.MethodHead {
-				continue // GET without the body (buildRouter); documented as the GET
-			}
-			served[m+" "+openapi.PathOf(tpl)] = true
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	served := servedRoutes(t, s, openapi.PathOf)
 	documented := map[string]bool{}
 	for path, item := range doc.Paths.Map() {
 		for method := range item.Operations() {
