@@ -81,6 +81,7 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(Started)
 	if err != nil {
 		return finish(CodeSpawnFailed, "sandbox: %v", err)
 	}
+	defer l.sandbox.handBack(box)
 	boxEnded := false
 	endBox := func() {
 		if !boxEnded {

@@ -243,18 +243,25 @@ func (s *cmdSandbox) release(sl *slot) {
 	}
 }
 
-// end kills what is left of the command, reads its cgroup's counters, and
-// hands the cgroup and the spawner back in the background (emptying the
-// scratch directory and removing or recycling the cgroup are not the
-// caller's wait).
+// end kills what is left of the command and reads its cgroup's counters.
+// The cgroup and the spawner stay the command's until handBack.
 func (s *cmdSandbox) end(c boxed) sandbox.Stats {
 	st := sandbox.Stats{PeakMemory: -1, CPUTimeMicros: -1}
 	if c.cg != nil {
 		c.cg.Kill()
 		st = c.cg.Stats()
 	}
+	return st
+}
+
+// handBack returns the command's cgroup and spawner in the background
+// (emptying the scratch directory and recycling the cgroup are not the
+// caller's wait). Exec defers it to its very end: the worker runs on one P
+// (Serve), and a goroutine started earlier would run first, ahead of the
+// output drains and of the answer, as soon as Exec blocked.
+func (s *cmdSandbox) handBack(c boxed) {
 	if c.cg == nil && c.slot == nil {
-		return st
+		return
 	}
 	s.cleanup.Add(1)
 	go func() {
@@ -268,7 +275,6 @@ func (s *cmdSandbox) end(c boxed) sandbox.Stats {
 			s.release(c.slot)
 		}
 	}()
-	return st
 }
 
 // close waits for releases, retires the idle spawners and removes the
