@@ -111,9 +111,10 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(Started)
 	if l.traceLimits() {
 		start = func() error { return startLimited(cmd, l.cfg.Rlimits) }
 	}
-	if cg := box.cg; cg != nil {
+	if cg := box.cg; cg != nil && !box.forksInside() {
 		// v1 limits: the spawner thread forks from inside the command's v1
-		// cgroups (v2 membership comes from CLONE_INTO_CGROUP).
+		// cgroups (v2 membership comes from CLONE_INTO_CGROUP). An armed
+		// spawner lives there already (cmdSandbox.arm).
 		inner := start
 		start = func() error {
 			if err := cg.Enter(); err != nil {

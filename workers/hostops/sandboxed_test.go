@@ -152,3 +152,44 @@ func hasCtl(ctls []string, c string) bool {
 	}
 	return false
 }
+
+// A spawner waits for its next command inside that command's v1 cgroups
+// (cmdSandbox.arm), so the fork migrates nothing; the pids limit still
+// gives the command exactly what was asked, the thread not counted, on an
+// armed spawner and on one made for the command alike.
+func TestExecArmedSpawnerPidsExact(t *testing.T) {
+	l := newTestLocal(t, nil)
+	if l.sandbox.tree == nil || !hasCtl(l.sandbox.tree.Controllers(), "pids") {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no pids controller: %v", l.sandbox.problems)
+		}
+		t.Skipf("no pids controller: %v", l.sandbox.problems)
+	}
+	// The shell and two children: three processes.
+	const three = "sleep 0.1 & sleep 0.1 & wait"
+	exact, short := sandbox.Limits{MemoryBytes: 64 << 20, Pids: 3}, sandbox.Limits{MemoryBytes: 64 << 20, Pids: 2}
+	armed := 0
+	for i := 0; i < 6; i++ {
+		if i%2 == 0 {
+			l.sandbox.cleanup.Wait() // the spawner is back, armed
+		}
+		if sl := l.sandbox.take(); sl != nil {
+			if sl.cg != nil && sl.cg.Hosted() {
+				armed++
+			}
+			l.sandbox.release(sl)
+		}
+		ok, err := l.Exec(context.Background(), ExecRequest{Command: three, Cwd: "/", Timeout: 20 * time.Second, Limits: &exact}, nil)
+		if err != nil || !ok.OK || ok.PidsLimitHit {
+			t.Fatalf("round %d: three processes under pids=3: %+v %v", i, ok, err)
+		}
+		hit, err := l.Exec(context.Background(), ExecRequest{Command: three, Cwd: "/", Timeout: 20 * time.Second, Limits: &short}, nil)
+		if err != nil || !hit.PidsLimitHit {
+			t.Fatalf("round %d: three processes under pids=2 were not held: %+v %v", i, hit, err)
+		}
+	}
+	if l.sandbox.tree.Mode() == "v2+v1" && armed == 0 {
+		t.Errorf("no idle spawner was armed in its next command's cgroup (mode %s)", l.sandbox.tree.Mode())
+	}
+	l.sandbox.cleanup.Wait()
+}

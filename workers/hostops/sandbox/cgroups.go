@@ -58,6 +58,10 @@ type Cgroup struct {
 	files  map[string]int
 	limits Limits // what setLimits last wrote
 	set    bool
+	// hosted: a spawner thread lives in the v1 cgroups (Host), so a
+	// command forked from it is born there with no migration on its path;
+	// the pids limit counts that thread, so it is written one higher.
+	hosted, setHosted bool
 	// base are the counters a recycled cgroup had when it was handed back
 	// (Recycle): Stats reports what the current command added.
 	base   Stats
@@ -440,7 +444,7 @@ func (c *Cgroup) pread(key string) (string, bool) {
 // setLimits writes l to the controllers' files (v2 or v1). A limit the
 // host cannot enforce is an error only when it is set.
 func (c *Cgroup) setLimits(l Limits) error {
-	if c.set && c.limits == l {
+	if c.set && c.limits == l && c.setHosted == c.hosted {
 		return nil
 	}
 	quota := int64(l.CPU * 100000)
@@ -454,7 +458,11 @@ func (c *Cgroup) setLimits(l Limits) error {
 		}
 		return none
 	}
-	mem, pids, cpu := num(l.MemoryBytes, "-1"), num(l.Pids, "max"), num(quota, "-1")
+	pidsMax := l.Pids
+	if pidsMax > 0 && c.hosted && !v2("pids") {
+		pidsMax++ // the hosting spawner thread is a task of the v1 cgroup
+	}
+	mem, pids, cpu := num(l.MemoryBytes, "-1"), num(pidsMax, "max"), num(quota, "-1")
 	if v2("memory") {
 		mem = num(l.MemoryBytes, "max")
 	}
@@ -466,7 +474,7 @@ func (c *Cgroup) setLimits(l Limits) error {
 		set, had    bool
 	}{
 		{fMemMax, "memory", mem, l.MemoryBytes > 0, c.limits.MemoryBytes > 0},
-		{fPidsMax, "pids", pids, l.Pids > 0, c.limits.Pids > 0},
+		{fPidsMax, "pids", pids, l.Pids > 0, c.limits.Pids > 0 || c.setHosted != c.hosted},
 		{fCPUMax, "cpu", cpu, quota > 0, c.limits.CPU > 0},
 	} {
 		if !x.set && !x.had {
@@ -476,9 +484,13 @@ func (c *Cgroup) setLimits(l Limits) error {
 			return fmt.Errorf("set %s limit: %w", x.ctl, err)
 		}
 	}
-	c.limits, c.set = l, true
+	c.limits, c.set, c.setHosted = l, true, c.hosted
 	return nil
 }
+
+// SetLimits sets the command's limits on a cgroup taken with New (or
+// hosting a spawner): one pwrite per limit that changed.
+func (c *Cgroup) SetLimits(l Limits) error { return c.setLimits(l) }
 
 func writeFile(path, v string) error {
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
@@ -525,6 +537,48 @@ func (c *Cgroup) Leave() {
 	}
 }
 
+// CanHost: a spawner thread may live in this cgroup between commands. Only
+// where v2 carries membership and kill: v1 lists a thread's whole process
+// (the worker) in cgroup.procs, which a v1 kill would read; v2 never sees
+// the thread, which moves in the v1 hierarchies only.
+func (c *Cgroup) CanHost() bool { return c.v2 != "" && len(c.tasks) > 0 }
+
+// Host moves the calling thread (a spawner's) into the v1 cgroups for good,
+// ahead of the command it will fork, and counts it in the pids limit. Off
+// the command's path: the fork then needs no Enter/Leave. Memory the
+// worker touches is not charged here: v1 memcg charges pages to the mm
+// owner (the worker's main thread), and the forked child is its own mm's
+// owner. The OOM killer walks processes (thread-group leaders), never this
+// thread.
+func (c *Cgroup) Host() error {
+	if !c.CanHost() {
+		return errors.New("cgroup cannot host a thread")
+	}
+	if err := c.Enter(); err != nil {
+		return err
+	}
+	c.hosted = true
+	if err := c.setLimits(c.limits); err != nil {
+		c.Unhost()
+		return err
+	}
+	return nil
+}
+
+// Unhost moves the calling (hosted) thread back to the worker's own v1
+// cgroups; call on that thread, before Recycle or Remove (a v1 cgroup with
+// a task cannot be removed, and its pids counter would not reach 0). The
+// pids limit is written back by the next SetLimits.
+func (c *Cgroup) Unhost() {
+	if c.hosted {
+		c.Leave()
+		c.hosted = false
+	}
+}
+
+// Hosted: a spawner thread lives in the cgroup (Host).
+func (c *Cgroup) Hosted() bool { return c.hosted }
+
 // Kill ends every process in the cgroup.
 func (c *Cgroup) Kill() {
 	if c.pwrite(fKill, "1") != nil {
@@ -542,13 +596,18 @@ func KillCgroup(dir string) {
 	if err := writeFile(filepath.Join(dir, "cgroup.kill"), "1"); err == nil {
 		return
 	}
+	self := os.Getpid()
 	for i := 0; i < 100; i++ {
 		pids := procs(dir)
-		if len(pids) == 0 {
+		if len(pids) == 0 || len(pids) == 1 && pids[0] == self {
 			return
 		}
 		for _, p := range pids {
-			_ = unix.Kill(p, unix.SIGKILL)
+			// Never the worker: a v1 cgroup lists the process of a thread
+			// it holds (a hosted spawner, see Host).
+			if p != self {
+				_ = unix.Kill(p, unix.SIGKILL)
+			}
 		}
 	}
 }
