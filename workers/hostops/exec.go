@@ -159,6 +159,9 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(Started)
 	waitErr := watch.wait(cmd)
 	if !stopKill() {
 		res.TimedOut = ctx.Err() == nil // our deadline, not the caller's cancel
+		if box.cg != nil {
+			box.cg.MarkKilled() // st.Kill wrote its cgroup.kill by path
+		}
 	}
 	// The shell is gone; whatever is left in its group (and its cgroup:
 	// setsid, double forks) was started by this command and dies with it.

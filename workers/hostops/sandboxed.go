@@ -45,6 +45,9 @@ type cmdSandbox struct {
 	mu      sync.Mutex
 	idle    []*slot // spawners ready for a command, the last released on top
 	closed  bool    // close ran: released spawners are retired
+	// killedAll: KillAll killed every command's cgroup by its path; none
+	// of them may be reused (sandbox.Cgroup.MarkKilled).
+	killedAll atomic.Bool
 }
 
 // slot is a spawner thread with its Landlock domain and scratch directory,
@@ -300,7 +303,10 @@ func (s *cmdSandbox) release(sl *slot) {
 func (s *cmdSandbox) end(c boxed) sandbox.Stats {
 	st := sandbox.Stats{PeakMemory: -1, CPUTimeMicros: -1}
 	if c.cg != nil {
-		c.cg.Kill()
+		if s.killedAll.Load() {
+			c.cg.MarkKilled()
+		}
+		c.cg.KillLeft()
 		st = c.cg.Stats()
 	}
 	return st
@@ -318,6 +324,13 @@ func (s *cmdSandbox) handBack(c boxed) {
 	s.cleanup.Add(1)
 	go func() {
 		defer s.cleanup.Done()
+		if c.forksInside() && c.slot != nil && s.tree.Refresh(c.cg, 10*time.Second) {
+			// The thread stays: the cgroup is its next command's, as
+			// good as new, with no migration or mkdir at all.
+			c.slot.cg = c.cg
+			s.release(c.slot)
+			return
+		}
 		if c.forksInside() {
 			// Out of the cgroup before it is recycled: its pids counter
 			// must reach 0, and rmdir needs it empty.

@@ -193,3 +193,35 @@ func TestExecArmedSpawnerPidsExact(t *testing.T) {
 	}
 	l.sandbox.cleanup.Wait()
 }
+
+// Cgroups are reused (recycled, or refreshed in place for an armed
+// spawner) only when nothing wrote cgroup.kill to them: this kernel kills
+// every process later cloned into a cgroup that was ever killed. Commands
+// after one that left a process behind, one that timed out and plain ones
+// all run to their end.
+func TestExecReusedCgroupsDoNotKillTheNextCommand(t *testing.T) {
+	l := newTestLocal(t, nil)
+	if l.sandbox.tree == nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no cgroup: %v", l.sandbox.problems)
+		}
+		t.Skipf("no cgroup: %v", l.sandbox.problems)
+	}
+	for i, first := range []ExecRequest{
+		{Command: "true", Timeout: 10 * time.Second},
+		{Command: "setsid sleep 30 & true", Timeout: 10 * time.Second},
+		{Command: "sleep 30", Timeout: 200 * time.Millisecond},
+	} {
+		if _, err := l.Exec(context.Background(), first, nil); err != nil {
+			t.Fatal(err)
+		}
+		for j := 0; j < 6; j++ {
+			if j%2 == 0 {
+				l.sandbox.cleanup.Wait() // the cgroup back for reuse
+			}
+			if res := run(t, l, "true"); !res.OK {
+				t.Fatalf("case %d, command %d after %q: %+v", i, j, first.Command, res)
+			}
+		}
+	}
+}

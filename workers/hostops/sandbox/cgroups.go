@@ -66,6 +66,11 @@ type Cgroup struct {
 	// (Recycle): Stats reports what the current command added.
 	base   Stats
 	reused bool // recycled: the peak is reset when it is taken again
+	// killed: cgroup.kill was written to it (Kill, MarkKilled). Such a
+	// cgroup is never reused: on recent kernels (kill_seq, Linux 6.14+) a
+	// process cloned into a cgroup that was ever killed is killed at
+	// birth, as this machine's 6.18 does with CLONE_INTO_CGROUP.
+	killed bool
 }
 
 // Mode describes how commands are contained: "v2", "v2+v1" (hybrid: v2
@@ -273,7 +278,7 @@ func (t *Tree) New(l Limits) (*Cgroup, error) {
 // Reuse saves the mkdir and rmdir of a cgroup in each hierarchy, ≈0.3 ms of
 // CPU per command on a hybrid host.
 func (t *Tree) Recycle(c *Cgroup, wait time.Duration) {
-	if len(t.pool) < cap(t.pool) && c.waitEmpty(wait) && c.resettable() {
+	if len(t.pool) < cap(t.pool) && c.waitEmpty(wait) && !c.killed && c.resettable() {
 		c.base = c.counters()
 		c.reused = true
 		select {
@@ -286,6 +291,19 @@ func (t *Tree) Recycle(c *Cgroup, wait time.Duration) {
 	t.Prepare()
 }
 
+// Refresh readies a hosted cgroup (Host) for its thread's next command in
+// place, the thread staying in it: once the command's processes are gone,
+// the peak is reset and the counters so far become the base. False when it
+// cannot be reused (Unhost, then Recycle).
+func (t *Tree) Refresh(c *Cgroup, wait time.Duration) bool {
+	if !c.hosted || !c.waitEmpty(wait) || c.killed || !c.resettable() {
+		return false
+	}
+	c.base = c.counters()
+	c.reused = true
+	return true
+}
+
 // reuseMaxCharge is the memory (page cache of files the command left
 // elsewhere) a cgroup may still be charged with to be reused: it counts
 // against the next command's limit and peak.
@@ -295,10 +313,14 @@ const reuseMaxCharge = 1 << 20
 // to be gone (reaped, so the pids counter is back to 0).
 func (c *Cgroup) waitEmpty(wait time.Duration) bool {
 	deadline := time.Now().Add(wait)
+	tasks := "0"
+	if c.hosted && !c.tree.v2Ctl["pids"] {
+		tasks = "1" // the hosted spawner thread, in the v1 pids cgroup
+	}
 	for delay := 50 * time.Microsecond; ; delay *= 2 {
 		procs, okP := c.pread(fProcs)
 		pids, okC := c.pread(fPidsCur)
-		if (!okP || strings.TrimSpace(procs) == "") && (!okC || strings.TrimSpace(pids) == "0") && (okP || okC) {
+		if (!okP || strings.TrimSpace(procs) == "") && (!okC || strings.TrimSpace(pids) == tasks) && (okP || okC) {
 			return true
 		}
 		if time.Now().After(deadline) {
@@ -394,12 +416,12 @@ func (c *Cgroup) openFiles() {
 	open(fCPUStat, c.v2, "cpu.stat", unix.O_RDONLY)
 	if t.v2Ctl["memory"] {
 		open(fOOM, c.v2, "memory.events", unix.O_RDONLY)
-		open(fPeak, c.v2, "memory.peak", unix.O_RDONLY)
+		open(fPeak, c.v2, "memory.peak", unix.O_RDWR) // written to reset it (Recycle)
 		open(fMemMax, c.v2, "memory.max", unix.O_WRONLY)
 		open(fMemCur, c.v2, "memory.current", unix.O_RDONLY)
 	} else {
 		open(fOOM, c.v1["memory"], "memory.oom_control", unix.O_RDONLY)
-		open(fPeak, c.v1["memory"], "memory.max_usage_in_bytes", unix.O_RDONLY)
+		open(fPeak, c.v1["memory"], "memory.max_usage_in_bytes", unix.O_RDWR)
 		open(fMemMax, c.v1["memory"], "memory.limit_in_bytes", unix.O_WRONLY)
 		open(fMemCur, c.v1["memory"], "memory.usage_in_bytes", unix.O_RDONLY)
 	}
@@ -581,10 +603,25 @@ func (c *Cgroup) Hosted() bool { return c.hosted }
 
 // Kill ends every process in the cgroup.
 func (c *Cgroup) Kill() {
+	c.killed = true
 	if c.pwrite(fKill, "1") != nil {
 		KillCgroup(c.Path())
 	}
 }
+
+// KillLeft kills what is left in the cgroup: nothing to do, and the cgroup
+// stays reusable, when its v2 process list is empty (nothing in it can
+// fork any more once it is empty).
+func (c *Cgroup) KillLeft() {
+	if procs, ok := c.pread(fProcs); ok && strings.TrimSpace(procs) == "" {
+		return
+	}
+	c.Kill()
+}
+
+// MarkKilled records a kill written by path (Started.Kill: timeout, cancel,
+// shutdown): the cgroup will not be reused.
+func (c *Cgroup) MarkKilled() { c.killed = true }
 
 // KillCgroup ends every process in cgroup dir (and its descendants, on v2):
 // cgroup.kill where the kernel has it, otherwise SIGKILL to each listed
