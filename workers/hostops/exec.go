@@ -163,6 +163,12 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(Started)
 			box.cg.MarkKilled() // st.Kill wrote its cgroup.kill by path
 		}
 	}
+	if ps := cmd.ProcessState; ps != nil && box.cg != nil && ps.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
+		// Killed by someone: maybe through its cgroup's cgroup.kill by path
+		// (the supervisor's kill of a call that failed, an operator), after
+		// which every process cloned into that cgroup would die at birth.
+		box.cg.MarkKilled()
+	}
 	// The shell is gone; whatever is left in its group (and its cgroup:
 	// setsid, double forks) was started by this command and dies with it.
 	KillGroup(pgid)

@@ -225,3 +225,38 @@ func TestExecReusedCgroupsDoNotKillTheNextCommand(t *testing.T) {
 		}
 	}
 }
+
+// A kill written to a command's cgroup by its path from outside the worker
+// (the supervisor's kill of a call that failed, landing after the command
+// ended) would kill every later command forked into that cgroup at birth;
+// the worker drops a cgroup whose command was SIGKILLed, so at most the
+// next command is lost, not every command of that spawner.
+func TestExecCgroupKilledFromOutsideIsDropped(t *testing.T) {
+	l := newTestLocal(t, nil)
+	if l.sandbox.tree == nil || l.sandbox.tree.Mode() != "v2+v1" && l.sandbox.tree.Mode() != "v2" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no v2 cgroup: %v", l.sandbox.problems)
+		}
+		t.Skipf("no v2 cgroup: %v", l.sandbox.problems)
+	}
+	run(t, l, "true")
+	l.sandbox.cleanup.Wait()
+	sl := l.sandbox.take()
+	if sl == nil || sl.cg == nil {
+		t.Fatal("no armed idle spawner after a command")
+	}
+	path := sl.cg.Path()
+	l.sandbox.release(sl)
+	sandbox.KillCgroup(path) // as Started.Kill does, late
+	for i := 0; i < 4; i++ {
+		res, err := l.Exec(context.Background(), ExecRequest{Command: "true", Timeout: 10 * time.Second}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The first command may be born in the killed cgroup and die.
+		if !res.OK && (i > 0 || res.Signal != "SIGKILL") {
+			t.Fatalf("command %d after a kill from outside: %+v", i, res)
+		}
+		l.sandbox.cleanup.Wait()
+	}
+}
