@@ -404,8 +404,33 @@ func (s *Server) workerCallError(ctx context.Context, l *workermgr.Lease, err er
 		return api.Unavailable("worker_crashed", "the %s worker (pid %d) exited during the call (%s); the call's processes were killed and the worker is being restarted; retry the request", hostops.Name, exit.Pid, exit.Reason).
 			WithDetails(map[string]any{"worker": hostops.Name, "pid": exit.Pid, "retryable": true})
 	}
+	if errors.Is(err, hostops.ErrHopStuck) {
+		s.restartStuckWorker(ctx, l.Pid())
+		return api.Unavailable("worker_call_failed", "the %s worker (pid %d) stopped reading its exec connection and is being restarted; retry the request (%v)", hostops.Name, l.Pid(), err).
+			WithDetails(map[string]any{"worker": hostops.Name, "pid": l.Pid(), "retryable": true})
+	}
 	return api.Unavailable("worker_call_failed", "the %s worker (pid %d) did not complete the call: %v", hostops.Name, l.Pid(), err).
 		WithDetails(map[string]any{"worker": hostops.Name, "pid": l.Pid(), "retryable": true})
+}
+
+// restartStuckWorker replaces a hostops worker whose exec hop timed out a
+// write (hostops.ErrHopStuck): its hop is closed, so every exec on it fails
+// at once, and a worker that is only stopped would still answer health
+// pings once it runs again. The rolling restart starts a new one; calls on
+// the old one are failing already, so its drain is short.
+func (s *Server) restartStuckWorker(ctx context.Context, pid int) {
+	if !s.stuckRestart.CompareAndSwap(false, true) {
+		return
+	}
+	reqid.Logger(ctx, s.log).Warn("worker stopped reading its exec hop; restarting it", "worker", hostops.Name, "pid", pid)
+	go func() {
+		defer s.stuckRestart.Store(false)
+		rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := s.workers.Restart(rctx, hostops.Name); err != nil {
+			s.log.Error("restart of a stuck worker failed", "worker", hostops.Name, "pid", pid, "error", err)
+		}
+	}()
 }
 
 // leaseError maps worker-manager failures onto API errors.

@@ -54,7 +54,10 @@ type Server struct {
 	sandbox        *sandbox.Report    // the exec sandbox as probed at start (sandbox.go); nil without workers
 	browser        *browserSide       // browser bridge hub and relay engine
 	execSlots      chan struct{}      // one per exec running; full means 429 exec_busy
-	started        time.Time
+	// stuckRestart: a restart of a hostops worker that stopped reading its
+	// exec hop is under way (restartStuckWorker), one at a time.
+	stuckRestart atomic.Bool
+	started      time.Time
 	// closers stop the parts New started (workers, bridge hub …), in reverse
 	// order, before raft shuts down.
 	closers   []func() error

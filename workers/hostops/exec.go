@@ -81,6 +81,7 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(Started)
 	if err != nil {
 		return finish(CodeSpawnFailed, "sandbox: %v", err)
 	}
+	defer l.sandbox.handBack(box)
 	boxEnded := false
 	endBox := func() {
 		if !boxEnded {
@@ -110,9 +111,10 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(Started)
 	if l.traceLimits() {
 		start = func() error { return startLimited(cmd, l.cfg.Rlimits) }
 	}
-	if cg := box.cg; cg != nil {
+	if cg := box.cg; cg != nil && !box.forksInside() {
 		// v1 limits: the spawner thread forks from inside the command's v1
-		// cgroups (v2 membership comes from CLONE_INTO_CGROUP).
+		// cgroups (v2 membership comes from CLONE_INTO_CGROUP). An armed
+		// spawner lives there already (cmdSandbox.arm).
 		inner := start
 		start = func() error {
 			if err := cg.Enter(); err != nil {
@@ -157,6 +159,15 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(Started)
 	waitErr := watch.wait(cmd)
 	if !stopKill() {
 		res.TimedOut = ctx.Err() == nil // our deadline, not the caller's cancel
+		if box.cg != nil {
+			box.cg.MarkKilled() // st.Kill wrote its cgroup.kill by path
+		}
+	}
+	if ps := cmd.ProcessState; ps != nil && box.cg != nil && ps.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
+		// Killed by someone: maybe through its cgroup's cgroup.kill by path
+		// (the supervisor's kill of a call that failed, an operator), after
+		// which every process cloned into that cgroup would die at birth.
+		box.cg.MarkKilled()
 	}
 	// The shell is gone; whatever is left in its group (and its cgroup:
 	// setsid, double forks) was started by this command and dies with it.

@@ -25,11 +25,12 @@ var (
 // manager calls it once, before the client is leased to any call.
 func (c *GRPCClient) AttachHop(h *pluginkit.Hop, maxMsg int) { c.hop = newHopClient(h, maxMsg) }
 
-// Exec goes over the hop when the worker has one; otherwise it streams the
-// call over gRPC, where started fires on the worker's Started event so the
-// caller knows which process group to kill should the worker die mid-call.
+// Exec goes over the hop when the worker has one (hopClient.takesExec);
+// otherwise it streams the call over gRPC, where started fires on the
+// worker's Started event so the caller knows which process group to kill
+// should the worker die mid-call.
 func (c *GRPCClient) Exec(ctx context.Context, req ExecRequest, started func(Started)) (ExecResult, error) {
-	if c.hop != nil && c.hop.usable() {
+	if c.hop != nil && c.hop.takesExec() {
 		return c.hop.Exec(ctx, req, started)
 	}
 	pr := &pb.ExecRequest{Command: req.Command, Cwd: req.Cwd, TimeoutMs: req.Timeout.Milliseconds()}

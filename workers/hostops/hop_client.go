@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
@@ -16,8 +18,12 @@ import (
 	"github.com/svcd/svcd/workers/pluginkit"
 )
 
-// ErrHopClosed: the hop ended (the worker exited) before the call's result.
-var ErrHopClosed = errors.New("hostops hop: the worker's connection closed before the result")
+var (
+	// ErrHopClosed: the hop ended (the worker exited) before the call's result.
+	ErrHopClosed = errors.New("hostops hop: the worker's connection closed before the result")
+	// ErrHopStuck: a frame could not be written within hopWriteTimeout.
+	ErrHopStuck = errors.New("hostops hop: write timed out")
+)
 
 // hopClient is the supervisor's end of the exec hop: calls multiplexed by
 // id on one connection, one reader goroutine. A call's goroutine writes its
@@ -32,12 +38,14 @@ type hopClient struct {
 	maxMsg  int
 	results int // results since the notes were last read (reader only)
 
-	wmu sync.Mutex // one frame per Write, whole
+	wmu          sync.Mutex    // one frame per Write, whole
+	writeTimeout time.Duration // how long a frame may wait for the worker to read (hopWriteTimeout)
 
 	mu     sync.Mutex
 	nextID uint32
 	calls  map[uint32]*hopCall
 	closed bool
+	ended  error // why the hop ended: the first write or read error
 }
 
 type hopCall struct {
@@ -48,13 +56,21 @@ type hopCall struct {
 	done    chan struct{}
 }
 
+// hopWriteTimeout bounds each frame's write. A worker reads its hop at
+// once (one reader goroutine, frames of a few hundred bytes); one that has
+// left a full socket buffer unread this long is stuck (stopped, wedged), and
+// a write without a bound would hold every caller behind the write lock
+// for ever. The hop is closed then: every call on it fails (the supervisor
+// answers worker_call_failed naming the worker) and the calls after it too.
+const hopWriteTimeout = 5 * time.Second
+
 // notesEvery: the notes are read after this many results, so the worker's
 // queue there (a socket buffer of ~200 KB) holds at most this many frames
 // of finished calls besides those of running ones.
 const notesEvery = 64
 
 func newHopClient(hop *pluginkit.Hop, maxMsg int) *hopClient {
-	c := &hopClient{conn: hop.Conn, notes: hop.Notes, maxMsg: maxMsg, calls: map[uint32]*hopCall{}}
+	c := &hopClient{conn: hop.Conn, notes: hop.Notes, maxMsg: maxMsg, calls: map[uint32]*hopCall{}, writeTimeout: hopWriteTimeout}
 	go c.read()
 	return c
 }
@@ -85,11 +101,23 @@ func (c *hopClient) readNotes() {
 	}
 }
 
-// usable: the hop has not ended.
-func (c *hopClient) usable() bool {
+// takesExec: exec goes over the hop, which is open, or ended because the
+// worker stopped reading (then the call fails at once: gRPC to that worker
+// would wait as long, and the supervisor restarts it). A hop that ended
+// otherwise (a bad frame) leaves exec to gRPC, as on a worker without one.
+func (c *hopClient) takesExec() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return !c.closed
+	return !c.closed || errors.Is(c.ended, ErrHopStuck)
+}
+
+// end records why the hop ends, the first reason only.
+func (c *hopClient) end(err error) {
+	c.mu.Lock()
+	if c.ended == nil {
+		c.ended = err
+	}
+	c.mu.Unlock()
 }
 
 // Exec is HostOps.Exec over the hop. started is called, in this goroutine,
@@ -111,8 +139,9 @@ func (c *hopClient) Exec(ctx context.Context, req ExecRequest, started func(Star
 	call := &hopCall{done: make(chan struct{})}
 	c.mu.Lock()
 	if c.closed {
+		err := fmt.Errorf("%w (%w)", ErrHopClosed, c.ended)
 		c.mu.Unlock()
-		return ExecResult{}, ErrHopClosed
+		return ExecResult{}, err
 	}
 	c.nextID++
 	id := c.nextID
@@ -154,10 +183,29 @@ func (c *hopClient) forget(id uint32) {
 	c.mu.Unlock()
 }
 
+// write sends one frame within writeTimeout. A write that fails or times
+// out may have sent part of the frame, so the stream is unusable: the hop is
+// closed, which ends the reader and fails every waiting call.
 func (c *hopClient) write(frame []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	if err := c.conn.SetWriteDeadline(time.Now().Add(c.writeTimeout)); err != nil {
+		return err
+	}
 	_, err := c.conn.Write(frame)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		err = fmt.Errorf("%w: the worker did not read its hop for %v (stopped or stuck); the hop is closed", ErrHopStuck, c.writeTimeout)
+	}
+	c.end(err)
+	c.conn.Close()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended != err { // it had ended already (a write before this one)
+		return fmt.Errorf("%w (%w)", ErrHopClosed, c.ended)
+	}
 	return err
 }
 
@@ -178,6 +226,7 @@ func (c *hopClient) read() {
 		}
 	}
 	c.conn.Close()
+	c.end(err)
 	c.mu.Lock()
 	c.closed = true
 	// What the worker noted before it died is still queued there.
@@ -188,9 +237,10 @@ func (c *hopClient) read() {
 	}
 	calls := c.calls
 	c.calls = map[uint32]*hopCall{}
+	ended := c.ended
 	c.mu.Unlock()
 	for _, call := range calls {
-		call.err = fmt.Errorf("%w (%v)", ErrHopClosed, err)
+		call.err = fmt.Errorf("%w (%w)", ErrHopClosed, ended)
 		close(call.done)
 	}
 }

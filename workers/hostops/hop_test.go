@@ -266,3 +266,67 @@ func TestHopCancelKillsCommand(t *testing.T) {
 		}
 	}
 }
+
+// A worker that stops reading its hop (SIGSTOP here; wedged alike) cannot
+// hold callers: the write that finds the socket full times out, the hop
+// closes, the call waiting for a result ends with what Started named, and
+// later calls fail at once instead of waiting behind the write lock or
+// falling back to gRPC on the same stopped worker.
+func TestHopWorkerStoppedWriteTimesOut(t *testing.T) {
+	dir := t.TempDir()
+	w := startHopWorker(t, hopConfigWritable(t, dir))
+	w.ops.hop.writeTimeout = 300 * time.Millisecond
+	pidFile := filepath.Join(dir, "pids")
+	type answer struct {
+		st  Started
+		err error
+	}
+	waiting := make(chan answer, 1)
+	go func() {
+		var st Started
+		_, err := w.ops.Exec(context.Background(), ExecRequest{Command: fmt.Sprintf("echo $$ > %s; sleep 300", pidFile), Timeout: time.Minute},
+			func(s Started) { st = s })
+		waiting <- answer{st, err}
+	}()
+	pids := readPidFile(t, pidFile, 1)
+	time.Sleep(300 * time.Millisecond) // Started reaches the notes (see hopWorkerKilledMidCall)
+	if err := syscall.Kill(w.pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(w.pid, syscall.SIGCONT) })
+
+	// One frame larger than the socket's buffer: it cannot all be written
+	// while the worker does not read.
+	big := "true #" + strings.Repeat("x", 1<<20)
+	call := func(command string) error {
+		done := make(chan error, 1)
+		go func() {
+			_, err := w.ops.Exec(context.Background(), ExecRequest{Command: command, Timeout: time.Minute}, nil)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			t.Fatal("an exec on a stopped worker did not end")
+			return nil
+		}
+	}
+	if err := call(big); !errors.Is(err, ErrHopStuck) {
+		t.Fatalf("the write to a stopped worker: %v, want ErrHopStuck", err)
+	}
+	var a answer
+	select {
+	case a = <-waiting:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call waiting on the stopped worker did not end when its hop closed")
+	}
+	if !errors.Is(a.err, ErrHopClosed) || !errors.Is(a.err, ErrHopStuck) || a.st.Pid != pids[0] {
+		t.Fatalf("call waiting on the stopped worker: started %+v (shell %d), error %v", a.st, pids[0], a.err)
+	}
+	a.st.Kill() // what the supervisor does with it
+	waitGone(t, "the command of the stopped worker", pids...)
+	if err := call("true"); !errors.Is(err, ErrHopStuck) {
+		t.Fatalf("an exec after the hop closed: %v, want ErrHopStuck", err)
+	}
+}

@@ -58,7 +58,12 @@ func NewLocal(cfg Config, log hclog.Logger, spawner *pluginkit.Spawner, environ 
 }
 
 // KillAll kills the process group of every running command.
-func (l *Local) KillAll() int { return l.groups.killAll() }
+func (l *Local) KillAll() int {
+	if l.sandbox != nil {
+		l.sandbox.killedAll.Store(true)
+	}
+	return l.groups.killAll()
+}
 
 // Close waits for command cgroups to be removed and removes the worker's
 // cgroup directories; call after KillAll.

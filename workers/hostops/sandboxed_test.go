@@ -152,3 +152,111 @@ func hasCtl(ctls []string, c string) bool {
 	}
 	return false
 }
+
+// A spawner waits for its next command inside that command's v1 cgroups
+// (cmdSandbox.arm), so the fork migrates nothing; the pids limit still
+// gives the command exactly what was asked, the thread not counted, on an
+// armed spawner and on one made for the command alike.
+func TestExecArmedSpawnerPidsExact(t *testing.T) {
+	l := newTestLocal(t, nil)
+	if l.sandbox.tree == nil || !hasCtl(l.sandbox.tree.Controllers(), "pids") {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no pids controller: %v", l.sandbox.problems)
+		}
+		t.Skipf("no pids controller: %v", l.sandbox.problems)
+	}
+	// The shell and two children: three processes.
+	const three = "sleep 0.1 & sleep 0.1 & wait"
+	exact, short := sandbox.Limits{MemoryBytes: 64 << 20, Pids: 3}, sandbox.Limits{MemoryBytes: 64 << 20, Pids: 2}
+	armed := 0
+	for i := 0; i < 6; i++ {
+		if i%2 == 0 {
+			l.sandbox.cleanup.Wait() // the spawner is back, armed
+		}
+		if sl := l.sandbox.take(); sl != nil {
+			if sl.cg != nil && sl.cg.Hosted() {
+				armed++
+			}
+			l.sandbox.release(sl)
+		}
+		ok, err := l.Exec(context.Background(), ExecRequest{Command: three, Cwd: "/", Timeout: 20 * time.Second, Limits: &exact}, nil)
+		if err != nil || !ok.OK || ok.PidsLimitHit {
+			t.Fatalf("round %d: three processes under pids=3: %+v %v", i, ok, err)
+		}
+		hit, err := l.Exec(context.Background(), ExecRequest{Command: three, Cwd: "/", Timeout: 20 * time.Second, Limits: &short}, nil)
+		if err != nil || !hit.PidsLimitHit {
+			t.Fatalf("round %d: three processes under pids=2 were not held: %+v %v", i, hit, err)
+		}
+	}
+	if l.sandbox.tree.Mode() == "v2+v1" && armed == 0 {
+		t.Errorf("no idle spawner was armed in its next command's cgroup (mode %s)", l.sandbox.tree.Mode())
+	}
+	l.sandbox.cleanup.Wait()
+}
+
+// Cgroups are reused (recycled, or refreshed in place for an armed
+// spawner) only when nothing wrote cgroup.kill to them: this kernel kills
+// every process later cloned into a cgroup that was ever killed. Commands
+// after one that left a process behind, one that timed out and plain ones
+// all run to their end.
+func TestExecReusedCgroupsDoNotKillTheNextCommand(t *testing.T) {
+	l := newTestLocal(t, nil)
+	if l.sandbox.tree == nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no cgroup: %v", l.sandbox.problems)
+		}
+		t.Skipf("no cgroup: %v", l.sandbox.problems)
+	}
+	for i, first := range []ExecRequest{
+		{Command: "true", Timeout: 10 * time.Second},
+		{Command: "setsid sleep 30 & true", Timeout: 10 * time.Second},
+		{Command: "sleep 30", Timeout: 200 * time.Millisecond},
+	} {
+		if _, err := l.Exec(context.Background(), first, nil); err != nil {
+			t.Fatal(err)
+		}
+		for j := 0; j < 6; j++ {
+			if j%2 == 0 {
+				l.sandbox.cleanup.Wait() // the cgroup back for reuse
+			}
+			if res := run(t, l, "true"); !res.OK {
+				t.Fatalf("case %d, command %d after %q: %+v", i, j, first.Command, res)
+			}
+		}
+	}
+}
+
+// A kill written to a command's cgroup by its path from outside the worker
+// (the supervisor's kill of a call that failed, landing after the command
+// ended) would kill every later command forked into that cgroup at birth;
+// the worker drops a cgroup whose command was SIGKILLed, so at most the
+// next command is lost, not every command of that spawner.
+func TestExecCgroupKilledFromOutsideIsDropped(t *testing.T) {
+	l := newTestLocal(t, nil)
+	if l.sandbox.tree == nil || l.sandbox.tree.Mode() != "v2+v1" && l.sandbox.tree.Mode() != "v2" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no v2 cgroup: %v", l.sandbox.problems)
+		}
+		t.Skipf("no v2 cgroup: %v", l.sandbox.problems)
+	}
+	run(t, l, "true")
+	l.sandbox.cleanup.Wait()
+	sl := l.sandbox.take()
+	if sl == nil || sl.cg == nil {
+		t.Fatal("no armed idle spawner after a command")
+	}
+	path := sl.cg.Path()
+	l.sandbox.release(sl)
+	sandbox.KillCgroup(path) // as Started.Kill does, late
+	for i := 0; i < 4; i++ {
+		res, err := l.Exec(context.Background(), ExecRequest{Command: "true", Timeout: 10 * time.Second}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The first command may be born in the killed cgroup and die.
+		if !res.OK && (i > 0 || res.Signal != "SIGKILL") {
+			t.Fatalf("command %d after a kill from outside: %+v", i, res)
+		}
+		l.sandbox.cleanup.Wait()
+	}
+}

@@ -58,10 +58,19 @@ type Cgroup struct {
 	files  map[string]int
 	limits Limits // what setLimits last wrote
 	set    bool
+	// hosted: a spawner thread lives in the v1 cgroups (Host), so a
+	// command forked from it is born there with no migration on its path;
+	// the pids limit counts that thread, so it is written one higher.
+	hosted, setHosted bool
 	// base are the counters a recycled cgroup had when it was handed back
 	// (Recycle): Stats reports what the current command added.
 	base   Stats
 	reused bool // recycled: the peak is reset when it is taken again
+	// killed: cgroup.kill was written to it (Kill, MarkKilled). Such a
+	// cgroup is never reused: on recent kernels (kill_seq, Linux 6.14+) a
+	// process cloned into a cgroup that was ever killed is killed at
+	// birth, as this machine's 6.18 does with CLONE_INTO_CGROUP.
+	killed bool
 }
 
 // Mode describes how commands are contained: "v2", "v2+v1" (hybrid: v2
@@ -269,7 +278,7 @@ func (t *Tree) New(l Limits) (*Cgroup, error) {
 // Reuse saves the mkdir and rmdir of a cgroup in each hierarchy, ≈0.3 ms of
 // CPU per command on a hybrid host.
 func (t *Tree) Recycle(c *Cgroup, wait time.Duration) {
-	if len(t.pool) < cap(t.pool) && c.waitEmpty(wait) && c.resettable() {
+	if len(t.pool) < cap(t.pool) && c.waitEmpty(wait) && !c.killed && c.resettable() {
 		c.base = c.counters()
 		c.reused = true
 		select {
@@ -282,6 +291,19 @@ func (t *Tree) Recycle(c *Cgroup, wait time.Duration) {
 	t.Prepare()
 }
 
+// Refresh readies a hosted cgroup (Host) for its thread's next command in
+// place, the thread staying in it: once the command's processes are gone,
+// the peak is reset and the counters so far become the base. False when it
+// cannot be reused (Unhost, then Recycle).
+func (t *Tree) Refresh(c *Cgroup, wait time.Duration) bool {
+	if !c.hosted || !c.waitEmpty(wait) || c.killed || !c.resettable() {
+		return false
+	}
+	c.base = c.counters()
+	c.reused = true
+	return true
+}
+
 // reuseMaxCharge is the memory (page cache of files the command left
 // elsewhere) a cgroup may still be charged with to be reused: it counts
 // against the next command's limit and peak.
@@ -291,10 +313,14 @@ const reuseMaxCharge = 1 << 20
 // to be gone (reaped, so the pids counter is back to 0).
 func (c *Cgroup) waitEmpty(wait time.Duration) bool {
 	deadline := time.Now().Add(wait)
+	tasks := "0"
+	if c.hosted && !c.tree.v2Ctl["pids"] {
+		tasks = "1" // the hosted spawner thread, in the v1 pids cgroup
+	}
 	for delay := 50 * time.Microsecond; ; delay *= 2 {
 		procs, okP := c.pread(fProcs)
 		pids, okC := c.pread(fPidsCur)
-		if (!okP || strings.TrimSpace(procs) == "") && (!okC || strings.TrimSpace(pids) == "0") && (okP || okC) {
+		if (!okP || strings.TrimSpace(procs) == "") && (!okC || strings.TrimSpace(pids) == tasks) && (okP || okC) {
 			return true
 		}
 		if time.Now().After(deadline) {
@@ -390,12 +416,12 @@ func (c *Cgroup) openFiles() {
 	open(fCPUStat, c.v2, "cpu.stat", unix.O_RDONLY)
 	if t.v2Ctl["memory"] {
 		open(fOOM, c.v2, "memory.events", unix.O_RDONLY)
-		open(fPeak, c.v2, "memory.peak", unix.O_RDONLY)
+		open(fPeak, c.v2, "memory.peak", unix.O_RDWR) // written to reset it (Recycle)
 		open(fMemMax, c.v2, "memory.max", unix.O_WRONLY)
 		open(fMemCur, c.v2, "memory.current", unix.O_RDONLY)
 	} else {
 		open(fOOM, c.v1["memory"], "memory.oom_control", unix.O_RDONLY)
-		open(fPeak, c.v1["memory"], "memory.max_usage_in_bytes", unix.O_RDONLY)
+		open(fPeak, c.v1["memory"], "memory.max_usage_in_bytes", unix.O_RDWR)
 		open(fMemMax, c.v1["memory"], "memory.limit_in_bytes", unix.O_WRONLY)
 		open(fMemCur, c.v1["memory"], "memory.usage_in_bytes", unix.O_RDONLY)
 	}
@@ -440,7 +466,7 @@ func (c *Cgroup) pread(key string) (string, bool) {
 // setLimits writes l to the controllers' files (v2 or v1). A limit the
 // host cannot enforce is an error only when it is set.
 func (c *Cgroup) setLimits(l Limits) error {
-	if c.set && c.limits == l {
+	if c.set && c.limits == l && c.setHosted == c.hosted {
 		return nil
 	}
 	quota := int64(l.CPU * 100000)
@@ -454,7 +480,11 @@ func (c *Cgroup) setLimits(l Limits) error {
 		}
 		return none
 	}
-	mem, pids, cpu := num(l.MemoryBytes, "-1"), num(l.Pids, "max"), num(quota, "-1")
+	pidsMax := l.Pids
+	if pidsMax > 0 && c.hosted && !v2("pids") {
+		pidsMax++ // the hosting spawner thread is a task of the v1 cgroup
+	}
+	mem, pids, cpu := num(l.MemoryBytes, "-1"), num(pidsMax, "max"), num(quota, "-1")
 	if v2("memory") {
 		mem = num(l.MemoryBytes, "max")
 	}
@@ -466,7 +496,7 @@ func (c *Cgroup) setLimits(l Limits) error {
 		set, had    bool
 	}{
 		{fMemMax, "memory", mem, l.MemoryBytes > 0, c.limits.MemoryBytes > 0},
-		{fPidsMax, "pids", pids, l.Pids > 0, c.limits.Pids > 0},
+		{fPidsMax, "pids", pids, l.Pids > 0, c.limits.Pids > 0 || c.setHosted != c.hosted},
 		{fCPUMax, "cpu", cpu, quota > 0, c.limits.CPU > 0},
 	} {
 		if !x.set && !x.had {
@@ -476,9 +506,13 @@ func (c *Cgroup) setLimits(l Limits) error {
 			return fmt.Errorf("set %s limit: %w", x.ctl, err)
 		}
 	}
-	c.limits, c.set = l, true
+	c.limits, c.set, c.setHosted = l, true, c.hosted
 	return nil
 }
+
+// SetLimits sets the command's limits on a cgroup taken with New (or
+// hosting a spawner): one pwrite per limit that changed.
+func (c *Cgroup) SetLimits(l Limits) error { return c.setLimits(l) }
 
 func writeFile(path, v string) error {
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
@@ -525,12 +559,69 @@ func (c *Cgroup) Leave() {
 	}
 }
 
+// CanHost: a spawner thread may live in this cgroup between commands. Only
+// where v2 carries membership and kill: v1 lists a thread's whole process
+// (the worker) in cgroup.procs, which a v1 kill would read; v2 never sees
+// the thread, which moves in the v1 hierarchies only.
+func (c *Cgroup) CanHost() bool { return c.v2 != "" && len(c.tasks) > 0 }
+
+// Host moves the calling thread (a spawner's) into the v1 cgroups for good,
+// ahead of the command it will fork, and counts it in the pids limit. Off
+// the command's path: the fork then needs no Enter/Leave. Memory the
+// worker touches is not charged here: v1 memcg charges pages to the mm
+// owner (the worker's main thread), and the forked child is its own mm's
+// owner. The OOM killer walks processes (thread-group leaders), never this
+// thread.
+func (c *Cgroup) Host() error {
+	if !c.CanHost() {
+		return errors.New("cgroup cannot host a thread")
+	}
+	if err := c.Enter(); err != nil {
+		return err
+	}
+	c.hosted = true
+	if err := c.setLimits(c.limits); err != nil {
+		c.Unhost()
+		return err
+	}
+	return nil
+}
+
+// Unhost moves the calling (hosted) thread back to the worker's own v1
+// cgroups; call on that thread, before Recycle or Remove (a v1 cgroup with
+// a task cannot be removed, and its pids counter would not reach 0). The
+// pids limit is written back by the next SetLimits.
+func (c *Cgroup) Unhost() {
+	if c.hosted {
+		c.Leave()
+		c.hosted = false
+	}
+}
+
+// Hosted: a spawner thread lives in the cgroup (Host).
+func (c *Cgroup) Hosted() bool { return c.hosted }
+
 // Kill ends every process in the cgroup.
 func (c *Cgroup) Kill() {
+	c.killed = true
 	if c.pwrite(fKill, "1") != nil {
 		KillCgroup(c.Path())
 	}
 }
+
+// KillLeft kills what is left in the cgroup: nothing to do, and the cgroup
+// stays reusable, when its v2 process list is empty (nothing in it can
+// fork any more once it is empty).
+func (c *Cgroup) KillLeft() {
+	if procs, ok := c.pread(fProcs); ok && strings.TrimSpace(procs) == "" {
+		return
+	}
+	c.Kill()
+}
+
+// MarkKilled records a kill written by path (Started.Kill: timeout, cancel,
+// shutdown): the cgroup will not be reused.
+func (c *Cgroup) MarkKilled() { c.killed = true }
 
 // KillCgroup ends every process in cgroup dir (and its descendants, on v2):
 // cgroup.kill where the kernel has it, otherwise SIGKILL to each listed
@@ -542,13 +633,18 @@ func KillCgroup(dir string) {
 	if err := writeFile(filepath.Join(dir, "cgroup.kill"), "1"); err == nil {
 		return
 	}
+	self := os.Getpid()
 	for i := 0; i < 100; i++ {
 		pids := procs(dir)
-		if len(pids) == 0 {
+		if len(pids) == 0 || len(pids) == 1 && pids[0] == self {
 			return
 		}
 		for _, p := range pids {
-			_ = unix.Kill(p, unix.SIGKILL)
+			// Never the worker: a v1 cgroup lists the process of a thread
+			// it holds (a hosted spawner, see Host).
+			if p != self {
+				_ = unix.Kill(p, unix.SIGKILL)
+			}
 		}
 	}
 }
