@@ -424,10 +424,32 @@ func TestSandboxNoCgroupLeftAfter1000Execs(t *testing.T) {
 }
 
 func TestSandboxRestartRemovesStaleCgroups(t *testing.T) {
-	// Not parallel: any worker starting on this host removes a dead
-	// worker's directory, and the test wants it to be this daemon's restart.
+	// A cgroup parent of its own, and not parallel: a hostops worker
+	// starting on this host removes the dead workers' directories under its
+	// parent, and the test wants that to be this daemon's restart, not
+	// another test's (or another svcd's on the machine) worker.
+	parent := fmt.Sprintf("svcd-e2e-stale-%d-%d", os.Getpid(), time.Now().UnixNano())
+	t.Cleanup(func() {
+		// After the daemon's own clean-up: its workers die by their
+		// parent-death signal, a moment later, and only then are their
+		// directories stale.
+		dirs, _ := sandbox.CgroupWritePaths(parent)
+		for deadline := time.Now().Add(5 * time.Second); len(dirs) > 0; time.Sleep(50 * time.Millisecond) {
+			left := dirs[:0]
+			for _, dir := range dirs {
+				sandbox.CleanStale(dir)
+				if err := os.Remove(dir); err != nil && !os.IsNotExist(err) {
+					left = append(left, dir)
+				}
+			}
+			if dirs = left; len(dirs) > 0 && time.Now().After(deadline) {
+				t.Errorf("the test's cgroup parents are not empty 5 s after the daemon: %v", dirs)
+				return
+			}
+		}
+	})
 	pidDir := t.TempDir()
-	d := harness.Start(t, harness.Options{Env: []string{"SVC_EXEC_WRITE_ROOTS=" + pidDir}})
+	d := harness.Start(t, harness.Options{Env: []string{"SVC_EXEC_WRITE_ROOTS=" + pidDir, "SVC_EXEC_CGROUP_PARENT=" + parent}})
 	r := needSandbox(t, d, "cgroup")
 	w := hostopsWorker(t, d)
 	f := filepath.Join(pidDir, "pids")

@@ -157,8 +157,14 @@ func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) (err error) 
 			// The worker could not finish the call (it died, or the client
 			// left). Its command must not outlive the call either way: its
 			// whole cgroup goes (setsid and double forks included), and its
-			// process group.
-			started.Kill()
+			// process group. When the client left and the worker lives, the
+			// worker got the cancel and kills the command itself while the
+			// command still holds its cgroup; a kill by path from here could
+			// land after that, in a cgroup the worker already reuses for its
+			// next command. Otherwise nobody else will: kill it here.
+			if !errors.Is(err, hostops.ErrCancelSent) || !l.Alive() {
+				started.Kill()
+			}
 			return s.workerCallError(r.Context(), l, err, started.Pid)
 		}
 		return nil

@@ -272,6 +272,17 @@ func (l *Lease) Exited(wait time.Duration) (ExitInfo, bool) {
 	}
 }
 
+// Alive reports, without waiting, that the instance's process has not been
+// seen to exit.
+func (l *Lease) Alive() bool {
+	select {
+	case <-l.inst.exited:
+		return false
+	default:
+		return true
+	}
+}
+
 // Call leases name, asserts its client half to T and runs fn with it.
 func Call[T any](ctx context.Context, m *Manager, name string, fn func(T, *Lease) error) error {
 	l, err := m.Lease(ctx, name)

@@ -44,6 +44,9 @@ func (c *GRPCClient) Exec(ctx context.Context, req ExecRequest, started func(Sta
 	for {
 		ev, err := stream.Recv()
 		if err != nil {
+			if ctx.Err() != nil { // gRPC reset the stream: the worker's context ends
+				return ExecResult{}, fmt.Errorf("%w (%w)", err, ErrCancelSent)
+			}
 			return ExecResult{}, err
 		}
 		switch e := ev.Event.(type) {

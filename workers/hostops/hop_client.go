@@ -23,6 +23,14 @@ var (
 	ErrHopClosed = errors.New("hostops hop: the worker's connection closed before the result")
 	// ErrHopStuck: a frame could not be written within hopWriteTimeout.
 	ErrHopStuck = errors.New("hostops hop: write timed out")
+	// ErrCancelSent marks an Exec that failed because its caller left,
+	// after the cancel went to the worker (the hop's cancel frame was
+	// written, or gRPC reset the stream). A worker that is still alive ends
+	// the command itself, while the command still holds its cgroup; the
+	// caller must then not kill that cgroup by its path: cgroups are reused,
+	// and a kill that lands after the command ended would hit the next
+	// command the worker runs there.
+	ErrCancelSent = errors.New("hostops: the cancel was sent to the worker, which ends the command")
 )
 
 // hopClient is the supervisor's end of the exec hop: calls multiplexed by
@@ -167,13 +175,16 @@ func (c *hopClient) Exec(ctx context.Context, req ExecRequest, started func(Star
 	case <-ctx.Done():
 		// The worker kills the command on the cancel; should the cancel not
 		// arrive (the worker died), the caller kills what Started named.
-		_ = c.write(appendHopFrame(nil, hopCancel, id, nil))
+		werr := c.write(appendHopFrame(nil, hopCancel, id, nil))
 		c.mu.Lock()
 		c.readNotes()
 		delete(c.calls, id)
 		c.mu.Unlock()
 		report()
-		return ExecResult{}, ctx.Err()
+		if werr != nil {
+			return ExecResult{}, fmt.Errorf("%w; the cancel could not be sent: %w", ctx.Err(), werr)
+		}
+		return ExecResult{}, fmt.Errorf("%w (%w)", ctx.Err(), ErrCancelSent)
 	}
 }
 
