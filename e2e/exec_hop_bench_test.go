@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/svcd/svcd/e2e/benchfig"
 	"github.com/svcd/svcd/e2e/harness"
@@ -58,48 +57,27 @@ func BenchmarkExecHopSteps(b *testing.B) {
 		}
 	}
 	const execTrue, refused = `{"command":"true"}`, `{"command":"true","cwd":"/nonexistent-svcd-bench"}`
-	legs := []struct {
-		name string
-		fn   func()
-	}{
-		{"direct_true", func() {
+	legs := []benchfig.Leg{
+		{Name: "direct_true", Fn: func() {
 			if err := exec.Command("true").Run(); err != nil {
 				b.Fatal(err)
 			}
 		}},
-		{"grpc_true", post(grpcD, execTrue, `"data":{"ok":true`)},
-		{"stream_true", post(streamD, execTrue, `"data":{"ok":true`)},
-		{"hop_true", post(hopD, execTrue, `"data":{"ok":true`)},
-		{"grpc_refused", post(grpcD, refused, `"cwd_not_found"`)},
-		{"hop_refused", post(hopD, refused, `"cwd_not_found"`)},
-		{"hop_sandbox_off", post(offD, execTrue, `"data":{"ok":true`)},
+		{Name: "grpc_true", Fn: post(grpcD, execTrue, `"data":{"ok":true`)},
+		{Name: "stream_true", Fn: post(streamD, execTrue, `"data":{"ok":true`)},
+		{Name: "hop_true", Fn: post(hopD, execTrue, `"data":{"ok":true`)},
+		{Name: "grpc_refused", Fn: post(grpcD, refused, `"cwd_not_found"`)},
+		{Name: "hop_refused", Fn: post(hopD, refused, `"cwd_not_found"`)},
+		{Name: "hop_sandbox_off", Fn: post(offD, execTrue, `"data":{"ok":true`)},
 	}
 	if only := os.Getenv("SVC_BENCH_LEGS"); only != "" {
 		keep := legs[:1]
 		for _, l := range legs[1:] {
-			if slices.Contains(strings.Split(only, ","), l.name) {
+			if slices.Contains(strings.Split(only, ","), l.Name) {
 				keep = append(keep, l)
 			}
 		}
 		legs = keep
 	}
-	for i := 0; i < 20; i++ {
-		for _, l := range legs {
-			l.fn()
-		}
-	}
-	n := benchfig.Samples(2000) / 4
-	ds := make([][]time.Duration, len(legs))
-	for i := 0; i < n; i++ {
-		for k, l := range legs {
-			t0 := time.Now()
-			l.fn()
-			ds[k] = append(ds[k], time.Since(t0))
-		}
-	}
-	base := benchfig.Summarize("", ds[0], 0).P50us
-	for k, l := range legs {
-		st := benchfig.Summarize(l.name, ds[k], 0)
-		b.Logf("HOPSTEP %-16s p50 %7.0f µs  p95 %7.0f µs  %.2fx direct_true", l.name, st.P50us, st.P95us, st.P50us/base)
-	}
+	benchfig.InterleaveLegs(b, "HOPSTEP", benchfig.Samples(2000)/4, legs)
 }

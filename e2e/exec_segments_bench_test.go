@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os/exec"
 	"testing"
-	"time"
 
 	"github.com/svcd/svcd/e2e/benchfig"
 	"github.com/svcd/svcd/e2e/harness"
@@ -71,35 +70,14 @@ func BenchmarkExecSegments(b *testing.B) {
 			}
 		}
 	}
-	segs := []struct {
-		name string
-		fn   func()
-	}{
-		{"direct_true", run("true")},
-		{"direct_sh_true", run("/bin/sh", "-c", "true")},
-		{"bare_http", get(plat.URL + "/api/echo")},
-		{"healthz", get(d.URL + "/healthz")},
-		{"http_refused", post(`{"command":"  "}`, http.StatusUnprocessableEntity, `"missing_field"`)},
-		{"hop_refused", post(`{"command":"true","cwd":"/nonexistent-svcd-bench"}`, http.StatusOK, `"cwd_not_found"`)},
-		{"api_true", post(`{"command":"true"}`, http.StatusOK, `"data":{"ok":true`)},
+	segs := []benchfig.Leg{
+		{Name: "direct_true", Fn: run("true")},
+		{Name: "direct_sh_true", Fn: run("/bin/sh", "-c", "true")},
+		{Name: "bare_http", Fn: get(plat.URL + "/api/echo")},
+		{Name: "healthz", Fn: get(d.URL + "/healthz")},
+		{Name: "http_refused", Fn: post(`{"command":"  "}`, http.StatusUnprocessableEntity, `"missing_field"`)},
+		{Name: "hop_refused", Fn: post(`{"command":"true","cwd":"/nonexistent-svcd-bench"}`, http.StatusOK, `"cwd_not_found"`)},
+		{Name: "api_true", Fn: post(`{"command":"true"}`, http.StatusOK, `"data":{"ok":true`)},
 	}
-	for i := 0; i < 20; i++ {
-		for _, s := range segs {
-			s.fn()
-		}
-	}
-	n := benchfig.Samples(2000) / 4
-	ds := make([][]time.Duration, len(segs))
-	for i := 0; i < n; i++ {
-		for k, s := range segs {
-			t0 := time.Now()
-			s.fn()
-			ds[k] = append(ds[k], time.Since(t0))
-		}
-	}
-	base := benchfig.Summarize("", ds[0], 0).P50us
-	for k, s := range segs {
-		st := benchfig.Summarize(s.name, ds[k], 0)
-		b.Logf("SEGMENT %-15s p50 %7.0f µs  p95 %7.0f µs  %.2fx direct_true", s.name, st.P50us, st.P95us, st.P50us/base)
-	}
+	benchfig.InterleaveLegs(b, "SEGMENT", benchfig.Samples(2000)/4, segs)
 }
