@@ -3,6 +3,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 )
@@ -40,6 +41,36 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 func WriteOK(w http.ResponseWriter, data any) {
 	WriteJSON(w, http.StatusOK, Envelope{OK: true, Data: data})
 }
+
+// AppendJSON appends v encoded as WriteJSON encodes it, without the
+// trailing newline: the bytes a value has inside any body this package
+// writes (lists that keep their entries' encodings: supervisor/jsoncache).
+func AppendJSON(dst []byte, v any) ([]byte, error) {
+	buf := bytes.NewBuffer(dst)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return dst, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// WriteOKEncoded is WriteOK for data already encoded (AppendJSON and
+// literal JSON): the same bytes WriteOK writes for the value data encodes.
+// data must be one compact JSON value; it is not checked.
+func WriteOKEncoded(w http.ResponseWriter, data []byte) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	body := make([]byte, 0, len(okPrefix)+len(data)+len(okSuffix))
+	body = append(append(append(body, okPrefix...), data...), okSuffix...)
+	_, _ = w.Write(body)
+}
+
+// The envelope WriteOK writes around its data (Envelope's fields in order).
+const (
+	okPrefix = `{"ok":true,"data":`
+	okSuffix = "}\n"
+)
 
 // WriteError writes err as the common error body. Any error that is not an
 // *Error becomes a 500 internal_error whose message is the error text.

@@ -1,0 +1,48 @@
+package supervisor
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/supervisor/jsoncache"
+)
+
+// convJSONKept is how many conversations' encodings GET
+// /v1/renewal/conversations keeps per generation (jsoncache): a few
+// default pages' worth; a client walking all 16,384 only pays the
+// encoding it paid before.
+const convJSONKept = 2048
+
+func newConvJSON() *jsoncache.Entries[raftstore.Conversation] {
+	return jsoncache.New(convJSONKept, (*raftstore.Conversation).Same, (*raftstore.Conversation).Clone)
+}
+
+// writeConvList answers one page of conversations with the bytes
+// api.WriteOK writes for {"conversations", "count", "next_cursor"
+// (absent on the last page), "total"} — the map this answer was, its keys
+// in encoding/json's sorted order — each conversation's JSON from
+// s.convJSON while the record is unchanged.
+func (s *Server) writeConvList(w http.ResponseWriter, page []raftstore.Conversation, next string, total int) error {
+	data := make([]byte, 0, 64+600*len(page))
+	data = append(data, `{"conversations":[`...)
+	var err error
+	for i := range page {
+		if i > 0 {
+			data = append(data, ',')
+		}
+		if data, err = s.convJSON.Append(data, page[i].LocalID, &page[i]); err != nil {
+			return err
+		}
+	}
+	data = strconv.AppendInt(append(data, `],"count":`...), int64(len(page)), 10)
+	if next != "" {
+		if data, err = api.AppendJSON(append(data, `,"next_cursor":`...), next); err != nil {
+			return err
+		}
+	}
+	data = strconv.AppendInt(append(data, `,"total":`...), int64(total), 10)
+	api.WriteOKEncoded(w, append(data, '}'))
+	return nil
+}
