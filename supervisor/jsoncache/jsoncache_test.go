@@ -26,7 +26,7 @@ func (i item) MarshalJSON() ([]byte, error) {
 }
 
 func sameItem(a, b *item) bool { return *a == *b }
-func cloneItem(v *item) item    { return *v }
+func cloneItem(v *item) item   { return *v }
 
 // An unchanged value is written from the kept bytes (no encoding); a
 // changed one is encoded again; the bytes are always api.AppendJSON's
