@@ -21,7 +21,7 @@ func (c *Conversation) Same(o *Conversation) bool {
 		// == on time.Time: the same instant in another location (or with
 		// another monotonic reading) is not the Same; it may encode apart.
 		c.LastAIMessageAt == o.LastAIMessageAt && c.LinkedAt == o.LinkedAt && c.CreatedAt == o.CreatedAt && c.UpdatedAt == o.UpdatedAt &&
-		slices.Equal(c.Seen, o.Seen)
+		(c.Seen == nil) == (o.Seen == nil) && slices.Equal(c.Seen, o.Seen)
 }
 
 // Clone is a copy of c that shares nothing with it (the FSM changes its
