@@ -25,8 +25,7 @@ func newConvJSON() *jsoncache.Entries[raftstore.Conversation] {
 // in encoding/json's sorted order — each conversation's JSON from
 // s.convJSON while the record is unchanged.
 func (s *Server) writeConvList(w http.ResponseWriter, page []raftstore.Conversation, next string, total int) error {
-	data := make([]byte, 0, 64+600*len(page))
-	data = append(data, `{"conversations":[`...)
+	data := append(api.OKBody(64+600*len(page)), `{"conversations":[`...)
 	var err error
 	for i := range page {
 		if i > 0 {
@@ -43,6 +42,6 @@ func (s *Server) writeConvList(w http.ResponseWriter, page []raftstore.Conversat
 		}
 	}
 	data = strconv.AppendInt(append(data, `,"total":`...), int64(total), 10)
-	api.WriteOKEncoded(w, append(data, '}'))
+	api.WriteOKBody(w, append(data, '}'))
 	return nil
 }

@@ -128,11 +128,11 @@ func (s *Server) handleBrowserRead(w http.ResponseWriter, r *http.Request) error
 		page.After = cur
 	}
 	m := s.browser.hub.ReadPage(f, page, s.relayInfo(r.Context()))
-	data, err := m.AppendJSON(nil, s.browser.records)
+	body, err := m.AppendJSON(api.OKBody(0), s.browser.records)
 	if err != nil {
 		return err
 	}
-	api.WriteOKEncoded(w, data)
+	api.WriteOKBody(w, body)
 	return nil
 }
 

@@ -55,15 +55,20 @@ func AppendJSON(dst []byte, v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// WriteOKEncoded is WriteOK for data already encoded (AppendJSON and
-// literal JSON): the same bytes WriteOK writes for the value data encodes.
-// data must be one compact JSON value; it is not checked.
-func WriteOKEncoded(w http.ResponseWriter, data []byte) {
+// OKBody starts a body for WriteOKBody: WriteOK's envelope up to its
+// data, with room for n bytes more. Append one compact JSON value (the
+// data, with AppendJSON and literal JSON) to it.
+func OKBody(n int) []byte {
+	return append(make([]byte, 0, len(okPrefix)+n+len(okSuffix)), okPrefix...)
+}
+
+// WriteOKBody ends and writes a body OKBody started: the same bytes
+// WriteOK writes for the value appended to it. The value is not checked.
+// The data is not copied again (a list page is tens of KB).
+func WriteOKBody(w http.ResponseWriter, body []byte) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
-	body := make([]byte, 0, len(okPrefix)+len(data)+len(okSuffix))
-	body = append(append(append(body, okPrefix...), data...), okSuffix...)
-	_, _ = w.Write(body)
+	_, _ = w.Write(append(body, okSuffix...))
 }
 
 // The envelope WriteOK writes around its data (Envelope's fields in order).

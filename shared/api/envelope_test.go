@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// A body put together from AppendJSON pieces and written by
-// WriteOKEncoded is byte for byte what WriteOK writes for the value,
+// A body started by OKBody, put together from AppendJSON pieces and
+// written by WriteOKBody is byte for byte what WriteOK writes for the value,
 // headers included: HTML characters unescaped, U+2028 and invalid UTF-8
 // escaped as encoding/json does, times and nested values as they encode.
-func TestWriteOKEncodedIsWriteOK(t *testing.T) {
+func TestWriteOKBodyIsWriteOK(t *testing.T) {
 	type inner struct {
 		At   time.Time `json:"at"`
 		Note string    `json:"note,omitempty"`
@@ -31,10 +31,10 @@ func TestWriteOKEncodedIsWriteOK(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := httptest.NewRecorder()
-		WriteOKEncoded(got, bytes.TrimPrefix(data, []byte("junk")))
+		WriteOKBody(got, append(OKBody(1), bytes.TrimPrefix(data, []byte("junk"))...))
 		if got.Body.String() != want.Body.String() || got.Code != want.Code ||
 			got.Header().Get("Content-Type") != want.Header().Get("Content-Type") {
-			t.Fatalf("%#v:\nWriteOKEncoded %d %q %q\nWriteOK        %d %q %q", v, got.Code, got.Header(), got.Body, want.Code, want.Header(), want.Body)
+			t.Fatalf("%#v:\nWriteOKBody %d %q %q\nWriteOK        %d %q %q", v, got.Code, got.Header(), got.Body, want.Code, want.Header(), want.Body)
 		}
 	}
 }
