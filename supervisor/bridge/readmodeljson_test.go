@@ -16,11 +16,30 @@ import (
 	"github.com/svcd/svcd/supervisor/jsoncache/jsoncachetest"
 )
 
-// Every field of a record view, through its timestamps, endpoint
-// metadata and last action result, takes part in sameRecordView, and
-// cloneRecordView shares nothing with the original.
-func TestRecordViewSameSeesEveryField(t *testing.T) {
+// Every field of a record view (through its timestamps, endpoint
+// metadata and last action result), a client view and a target's
+// diagnostics takes part in their Same, and their clones share nothing
+// with the original.
+func TestReadModelEntriesSameSeeEveryField(t *testing.T) {
 	jsoncachetest.SameSeesEveryField(t, sameRecordView, cloneRecordView)
+	jsoncachetest.SameSeesEveryField(t, sameClientView, cloneClientView)
+	jsoncachetest.SameSeesEveryField(t, sameTargetDiag, cloneTargetDiag)
+}
+
+// A read model with every field set (found by reflection, so a field
+// added later is covered) is written by AppendJSON as encoding/json
+// writes it, twice (the second time from kept entries).
+func TestReadModelJSONIsEncodingJSON(t *testing.T) {
+	m := jsoncachetest.Filled[ReadModel]()
+	m.ShellRuntime = []byte(`{"a": [1, 2]}`) // not compact: encoding/json compacts it
+	kept := NewReadModelJSON()
+	for range 2 {
+		got, err := m.AppendJSON(nil, kept)
+		want, _ := api.AppendJSON(nil, &m)
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("%v\nAppendJSON     %s\napi.AppendJSON %s", err, got, want)
+		}
+	}
 }
 
 // nodeHost is a Host over a real single-node raft store (the FSM keeps
@@ -46,7 +65,7 @@ func (h nodeHost) StateVersion() uint64                           { return h.n.S
 func TestReadModelJSONNeverStale(t *testing.T) {
 	host := nodeHost{n: raftstoretest.Node(t)}
 	h := New(Config{StaleAfter: time.Second, LostAfter: 30 * time.Millisecond}, host, hclog.NewNullLogger())
-	kept := NewRecordJSON()
+	kept := NewReadModelJSON()
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(24, 4))
 	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
@@ -84,7 +103,13 @@ func TestReadModelJSONNeverStale(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := h.ReadPage(Filter{}, Page{Limit: 1 + rng.IntN(12)}, RelayInfo{})
+		relay := RelayInfo{Available: true, Defaults: map[string]int{"max": 3}, Live: map[string]RelayLive{}, Targets: map[string]raftstore.RelayTarget{}}
+		for _, key := range keys[:min(len(keys), rng.IntN(4))] { // the engine's own state, and a target without a record
+			relay.Targets[key] = raftstore.RelayTarget{Target: key, WindowCount: rng.IntN(3), Breaker: pick("closed", "open")}
+			relay.Live[key] = RelayLive{InFlight: rng.IntN(2)}
+			relay.Targets["platform_c/"+client+"/x"] = raftstore.RelayTarget{Target: "platform_c", LastStatus: 200}
+		}
+		m := h.ReadPage(Filter{}, Page{Limit: 1 + rng.IntN(12)}, relay)
 		got, err := m.AppendJSON([]byte("x"), kept)
 		want, _ := api.AppendJSON([]byte("x"), &m)
 		if err != nil || string(got) != string(want) {
