@@ -75,8 +75,9 @@ type Server struct {
 	// convs are the renewal conversation records; tasks the task records.
 	convs *renewal.Store
 	tasks *tasks.Store
-	// convJSON keeps the conversations' JSON for the list route (convlist.go).
+	// convJSON and taskJSON keep the list routes' entries' JSON (listjson.go).
 	convJSON *jsoncache.Entries[raftstore.Conversation]
+	taskJSON *tasks.SummaryJSON
 	sched    *renewal.Driver // ticks the scheduler worker while this node leads
 	// ingests are live ingests running in the background (bridge replies);
 	// Close cancels ingestCtx and waits for them before raft stops.
@@ -178,7 +179,7 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 	}
 	// Both write through s.apply (one path, API errors) like the bridge.
 	s.convs = renewal.New(bridgeHost{s})
-	s.convJSON = newConvJSON()
+	s.convJSON, s.taskJSON = newConvJSON(), tasks.NewSummaryJSON()
 	s.tasks = tasks.New(bridgeHost{s}, cfg.NodeID)
 	s.setupRenewal()
 	// Workers start once raft is ready; their shutdown is a closer, so it

@@ -135,34 +135,26 @@ func (w *fieldWriter) targets(kept *jsoncache.Entries[TargetDiag], m map[string]
 
 // sameRecordView compares every field of two records (pointers by what
 // they point to, nil and empty apart: they encode apart).
-// TestRecordViewSameSeesEveryField fails until a new field is compared.
+// TestReadModelEntriesSameSeeEveryField fails until a new field is compared.
 func sameRecordView(a, b *RecordView) bool {
 	return a.Key == b.Key && a.ClientID == b.ClientID && a.Platform == b.Platform && a.Account == b.Account &&
 		a.Browser == b.Browser && a.Host == b.Host && a.View == b.View && a.Status == b.Status && a.Connected == b.Connected &&
-		a.CredentialFingerprint == b.CredentialFingerprint && sameSlice(a.HeaderNames, b.HeaderNames) &&
-		a.HeaderCount == b.HeaderCount && a.CookieCount == b.CookieCount && sameSlice(a.Endpoints, b.Endpoints) &&
+		a.CredentialFingerprint == b.CredentialFingerprint && jsoncache.SameSlice(a.HeaderNames, b.HeaderNames) &&
+		a.HeaderCount == b.HeaderCount && a.CookieCount == b.CookieCount && jsoncache.SameSlice(a.Endpoints, b.Endpoints) &&
 		sameEndpointMeta(&a.EndpointMetadata, &b.EndpointMetadata) && sameTimestamps(&a.Timestamps, &b.Timestamps) &&
-		sameSlice(a.ShellRuntime, b.ShellRuntime) && sameResult(a.LastActionResult, b.LastActionResult)
-}
-
-func sameSlice[S ~[]E, E comparable](a, b S) bool {
-	return (a == nil) == (b == nil) && slices.Equal(a, b)
+		jsoncache.SameSlice(a.ShellRuntime, b.ShellRuntime) && sameResult(a.LastActionResult, b.LastActionResult)
 }
 
 func sameEndpointMeta(a, b *EndpointMetadata) bool {
-	return a.Count == b.Count && a.StreamingCount == b.StreamingCount && sameSlice(a.Methods, b.Methods) &&
-		sameSlice(a.Kinds, b.Kinds) && a.Host == b.Host && a.CapturedAt == b.CapturedAt
+	return a.Count == b.Count && a.StreamingCount == b.StreamingCount && jsoncache.SameSlice(a.Methods, b.Methods) &&
+		jsoncache.SameSlice(a.Kinds, b.Kinds) && a.Host == b.Host && a.CapturedAt == b.CapturedAt
 }
 
 func sameTimestamps(a, b *Timestamps) bool {
-	return sameTime(a.FirstSeenAt, b.FirstSeenAt) && sameTime(a.UpdatedAt, b.UpdatedAt) && sameTime(a.CredentialsAt, b.CredentialsAt) &&
-		sameTime(a.EndpointsAt, b.EndpointsAt) && sameTime(a.LastActivityAt, b.LastActivityAt) && sameTime(a.ConnectedAt, b.ConnectedAt) &&
-		sameTime(a.DisconnectedAt, b.DisconnectedAt) && sameTime(a.LastSeenAt, b.LastSeenAt) && sameTime(a.LastStaleSweepAt, b.LastStaleSweepAt)
+	return jsoncache.SameTime(a.FirstSeenAt, b.FirstSeenAt) && jsoncache.SameTime(a.UpdatedAt, b.UpdatedAt) && jsoncache.SameTime(a.CredentialsAt, b.CredentialsAt) &&
+		jsoncache.SameTime(a.EndpointsAt, b.EndpointsAt) && jsoncache.SameTime(a.LastActivityAt, b.LastActivityAt) && jsoncache.SameTime(a.ConnectedAt, b.ConnectedAt) &&
+		jsoncache.SameTime(a.DisconnectedAt, b.DisconnectedAt) && jsoncache.SameTime(a.LastSeenAt, b.LastSeenAt) && jsoncache.SameTime(a.LastStaleSweepAt, b.LastStaleSweepAt)
 }
-
-// sameTime: == on time.Time, so the same instant in another location is
-// not the Same (it may encode apart).
-func sameTime(a, b *time.Time) bool { return a == b || a != nil && b != nil && *a == *b }
 
 func sameResult(a, b *raftstore.StoredActionResult) bool {
 	if a == nil || b == nil {
@@ -170,7 +162,7 @@ func sameResult(a, b *raftstore.StoredActionResult) bool {
 	}
 	return a.ActionID == b.ActionID && a.Action == b.Action && a.Platform == b.Platform && a.ClientID == b.ClientID &&
 		a.Accepted == b.Accepted && a.Completed == b.Completed && a.Failed == b.Failed && a.Reason == b.Reason &&
-		sameSlice(a.Target, b.Target) && sameSlice(a.Result, b.Result) && sameSlice(a.ShellRuntime, b.ShellRuntime) && a.At == b.At
+		jsoncache.SameSlice(a.Target, b.Target) && jsoncache.SameSlice(a.Result, b.Result) && jsoncache.SameSlice(a.ShellRuntime, b.ShellRuntime) && a.At == b.At
 }
 
 // cloneRecordView copies v so that it shares nothing with it.
@@ -180,7 +172,7 @@ func cloneRecordView(v *RecordView) RecordView {
 	c.EndpointMetadata.Methods, c.EndpointMetadata.Kinds = slices.Clone(v.EndpointMetadata.Methods), slices.Clone(v.EndpointMetadata.Kinds)
 	for _, p := range []**time.Time{&c.Timestamps.FirstSeenAt, &c.Timestamps.UpdatedAt, &c.Timestamps.CredentialsAt, &c.Timestamps.EndpointsAt,
 		&c.Timestamps.LastActivityAt, &c.Timestamps.ConnectedAt, &c.Timestamps.DisconnectedAt, &c.Timestamps.LastSeenAt, &c.Timestamps.LastStaleSweepAt} {
-		*p = cloneTime(*p)
+		*p = jsoncache.CloneTime(*p)
 	}
 	c.LastActionResult = cloneResult(v.LastActionResult)
 	return c
@@ -189,15 +181,15 @@ func cloneRecordView(v *RecordView) RecordView {
 // sameClientView compares every field of two clients, like sameRecordView.
 func sameClientView(a, b *ClientView) bool {
 	return a.ClientID == b.ClientID && a.Browser == b.Browser && a.ExtensionVersion == b.ExtensionVersion &&
-		a.Connected == b.Connected && a.Remote == b.Remote && sameTime(a.LastConnectedAt, b.LastConnectedAt) &&
-		sameTime(a.LastDisconnectedAt, b.LastDisconnectedAt) && sameTime(a.LastSeenAt, b.LastSeenAt) &&
-		sameSlice(a.ShellRuntime, b.ShellRuntime) && sameResult(a.LastActionResult, b.LastActionResult) &&
-		a.Paired == b.Paired && a.Auth == b.Auth && sameSlice(a.Scopes, b.Scopes)
+		a.Connected == b.Connected && a.Remote == b.Remote && jsoncache.SameTime(a.LastConnectedAt, b.LastConnectedAt) &&
+		jsoncache.SameTime(a.LastDisconnectedAt, b.LastDisconnectedAt) && jsoncache.SameTime(a.LastSeenAt, b.LastSeenAt) &&
+		jsoncache.SameSlice(a.ShellRuntime, b.ShellRuntime) && sameResult(a.LastActionResult, b.LastActionResult) &&
+		a.Paired == b.Paired && a.Auth == b.Auth && jsoncache.SameSlice(a.Scopes, b.Scopes)
 }
 
 func cloneClientView(v *ClientView) ClientView {
 	c := *v
-	c.LastConnectedAt, c.LastDisconnectedAt, c.LastSeenAt = cloneTime(v.LastConnectedAt), cloneTime(v.LastDisconnectedAt), cloneTime(v.LastSeenAt)
+	c.LastConnectedAt, c.LastDisconnectedAt, c.LastSeenAt = jsoncache.CloneTime(v.LastConnectedAt), jsoncache.CloneTime(v.LastDisconnectedAt), jsoncache.CloneTime(v.LastSeenAt)
 	c.ShellRuntime, c.Scopes = slices.Clone(v.ShellRuntime), slices.Clone(v.Scopes)
 	c.LastActionResult = cloneResult(v.LastActionResult)
 	return c
@@ -206,8 +198,8 @@ func cloneClientView(v *ClientView) ClientView {
 // sameTargetDiag compares every field of two targets' diagnostics.
 func sameTargetDiag(a, b *TargetDiag) bool {
 	return a.Platform == b.Platform && a.ClientID == b.ClientID && a.Account == b.Account && a.Status == b.Status &&
-		sameTime(a.LastActivityAt, b.LastActivityAt) && a.LastActivityKind == b.LastActivityKind &&
-		a.StaleSweepCount == b.StaleSweepCount && sameTime(a.LastStaleSweepAt, b.LastStaleSweepAt) &&
+		jsoncache.SameTime(a.LastActivityAt, b.LastActivityAt) && a.LastActivityKind == b.LastActivityKind &&
+		a.StaleSweepCount == b.StaleSweepCount && jsoncache.SameTime(a.LastStaleSweepAt, b.LastStaleSweepAt) &&
 		a.LastStaleSweepStatus == b.LastStaleSweepStatus &&
 		(a.Relay == nil) == (b.Relay == nil) && (a.Relay == nil || *a.Relay == *b.Relay) &&
 		a.InFlight == b.InFlight && a.Waiting == b.Waiting
@@ -215,20 +207,12 @@ func sameTargetDiag(a, b *TargetDiag) bool {
 
 func cloneTargetDiag(v *TargetDiag) TargetDiag {
 	c := *v
-	c.LastActivityAt, c.LastStaleSweepAt = cloneTime(v.LastActivityAt), cloneTime(v.LastStaleSweepAt)
+	c.LastActivityAt, c.LastStaleSweepAt = jsoncache.CloneTime(v.LastActivityAt), jsoncache.CloneTime(v.LastStaleSweepAt)
 	if v.Relay != nil {
 		r := *v.Relay
 		c.Relay = &r
 	}
 	return c
-}
-
-func cloneTime(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	c := *t
-	return &c
 }
 
 func cloneResult(r *raftstore.StoredActionResult) *raftstore.StoredActionResult {

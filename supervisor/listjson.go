@@ -7,7 +7,12 @@ import (
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/supervisor/jsoncache"
+	"github.com/svcd/svcd/supervisor/tasks"
 )
+
+// List pages are written around their entries' kept JSON (jsoncache),
+// with the bytes api.WriteOK wrote for the map each answer was: its keys
+// in encoding/json's sorted order.
 
 // convJSONKept is how many conversations' encodings GET
 // /v1/renewal/conversations keeps per generation (jsoncache): a few
@@ -43,5 +48,30 @@ func (s *Server) writeConvList(w http.ResponseWriter, page []raftstore.Conversat
 	}
 	data = strconv.AppendInt(append(data, `,"total":`...), int64(total), 10)
 	api.WriteOKBody(w, append(data, '}'))
+	return nil
+}
+
+// writeTaskList answers one page of tasks as {"count", "limit",
+// "next_cursor" (absent on the last page), "tasks"}, each summary's JSON
+// from s.taskJSON while the task is unchanged.
+func (s *Server) writeTaskList(w http.ResponseWriter, list []tasks.Summary, limit int, next string) error {
+	data := strconv.AppendInt(append(api.OKBody(64+400*len(list)), `{"count":`...), int64(len(list)), 10)
+	data = strconv.AppendInt(append(data, `,"limit":`...), int64(limit), 10)
+	var err error
+	if next != "" {
+		if data, err = api.AppendJSON(append(data, `,"next_cursor":`...), next); err != nil {
+			return err
+		}
+	}
+	data = append(data, `,"tasks":[`...)
+	for i := range list {
+		if i > 0 {
+			data = append(data, ',')
+		}
+		if data, err = s.taskJSON.Append(data, list[i].ID, &list[i]); err != nil {
+			return err
+		}
+	}
+	api.WriteOKBody(w, append(data, "]}"...))
 	return nil
 }

@@ -104,3 +104,59 @@ func authBody(t *testing.T, u string) string {
 	}
 	return string(b)
 }
+
+// GET /v1/tasks keeps each summary's JSON the same way: after each of a
+// few hundred random task starts, logs and finishes, the route's body
+// (any status filter, limit and cursor) is byte for byte what
+// api.WriteOK writes for the page's map read at that moment.
+func TestTaskListNeverStale(t *testing.T) {
+	s, hs := newTestServer(t)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(24, 5))
+	type run struct{ task, run string }
+	var open []run
+	for step := 0; step < 300; step++ {
+		switch rng.IntN(4) {
+		case 0:
+			id, runID, err := s.tasks.Start(ctx, "instruction_batch", []string{"", "batch <1>", "\u2028"}[rng.IntN(3)], "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			open = append(open, run{id, runID})
+		case 1:
+			if len(open) > 0 {
+				r := open[rng.IntN(len(open))]
+				s.tasks.Log(ctx, r.task, r.run, "step & more")
+			}
+		case 2:
+			if len(open) > 0 {
+				i := rng.IntN(len(open))
+				st := []string{raftstore.TaskSucceeded, raftstore.TaskFailed}[rng.IntN(2)]
+				s.tasks.Finish(ctx, open[i].task, open[i].run, st, "done")
+				open = append(open[:i], open[i+1:]...)
+			}
+		default: // only read
+		}
+		limit := 1 + rng.IntN(20)
+		status := []string{"", raftstore.TaskRunning, raftstore.TaskSucceeded}[rng.IntN(3)]
+		cursor := ""
+		if rng.IntN(3) == 0 {
+			_, cursor = s.tasks.List(status, 1+rng.IntN(5), "")
+		}
+		q := fmt.Sprintf("?limit=%d&status=%s", limit, status)
+		if cursor != "" {
+			q += "&cursor=" + cursor
+		}
+		got := authBody(t, hs.URL+"/v1/tasks"+q)
+		list, next := s.tasks.List(status, limit, cursor)
+		out := map[string]any{"tasks": list, "count": len(list), "limit": limit}
+		if next != "" {
+			out["next_cursor"] = next
+		}
+		want := httptest.NewRecorder()
+		api.WriteOK(want, out)
+		if got != want.Body.String() {
+			t.Fatalf("step %d %s:\nroute    %s\nWriteOK  %s", step, q, got, want.Body)
+		}
+	}
+}
