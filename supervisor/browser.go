@@ -26,6 +26,8 @@ type browserSide struct {
 	admit   *relayadmit.Admitter // performance (issue 15): leases and batched outcomes
 	flusher *relay.Flusher
 	metrics *telemetry.Relay // relayed requests by outcome (nil: not counted)
+	// records keeps the read model's entries' JSON (bridge/readmodeljson.go).
+	records *bridge.ReadModelJSON
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
@@ -58,7 +60,7 @@ func (s *Server) startBrowser(ctx context.Context) error {
 
 	policy := s.relayPolicy()
 	rl := s.relayBackend(policy)
-	b := &browserSide{hub: hub, relay: rl, done: make(chan struct{})}
+	b := &browserSide{hub: hub, relay: rl, records: bridge.NewReadModelJSON(), done: make(chan struct{})}
 	b.flusher = relay.NewFlusher(rl, ms(policy.FlushIntervalMs), s.saveRelayStates, func(err error) {
 		s.log.Debug("relay state flush failed", "error", err)
 	})

@@ -127,7 +127,12 @@ func (s *Server) handleBrowserRead(w http.ResponseWriter, r *http.Request) error
 		}
 		page.After = cur
 	}
-	api.WriteOK(w, s.browser.hub.ReadPage(f, page, s.relayInfo(r.Context())))
+	m := s.browser.hub.ReadPage(f, page, s.relayInfo(r.Context()))
+	body, err := m.AppendJSON(api.OKBody(0), s.browser.records)
+	if err != nil {
+		return err
+	}
+	api.WriteOKBody(w, body)
 	return nil
 }
 

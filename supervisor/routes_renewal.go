@@ -157,12 +157,7 @@ func (s *Server) handleConvList(w http.ResponseWriter, r *http.Request) error {
 		after = &cur
 	}
 	page, next, total := s.convs.Page(limit, after)
-	out := map[string]any{"conversations": page, "count": len(page), "total": total}
-	if next != "" {
-		out["next_cursor"] = next
-	}
-	api.WriteOK(w, out)
-	return nil
+	return s.writeConvList(w, page, next, total)
 }
 
 // convSetRequest is the body of the conversation status routes.

@@ -56,15 +56,7 @@ func (s *Server) handleTaskList(w http.ResponseWriter, r *http.Request) error {
 		return api.Unprocessable("invalid_cursor", "cursor must be the next_cursor of a previous page (a task_id such as task-42)")
 	}
 	list, next := s.tasks.List(status, limit, cursor)
-	if list == nil {
-		list = []tasks.Summary{}
-	}
-	out := map[string]any{"tasks": list, "count": len(list), "limit": limit}
-	if next != "" {
-		out["next_cursor"] = next
-	}
-	api.WriteOK(w, out)
-	return nil
+	return s.writeTaskList(w, list, limit, next)
 }
 
 func (s *Server) handleTaskGet(w http.ResponseWriter, r *http.Request) error {

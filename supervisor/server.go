@@ -24,6 +24,7 @@ import (
 	"github.com/svcd/svcd/supervisor/config"
 	"github.com/svcd/svcd/supervisor/datalock"
 	"github.com/svcd/svcd/supervisor/guard"
+	"github.com/svcd/svcd/supervisor/jsoncache"
 	"github.com/svcd/svcd/supervisor/renewal"
 	"github.com/svcd/svcd/supervisor/statewrite"
 	"github.com/svcd/svcd/supervisor/tasks"
@@ -77,7 +78,10 @@ type Server struct {
 	// convs are the renewal conversation records; tasks the task records.
 	convs *renewal.Store
 	tasks *tasks.Store
-	sched *renewal.Driver // ticks the scheduler worker while this node leads
+	// convJSON and taskJSON keep the list routes' entries' JSON (listjson.go).
+	convJSON *jsoncache.Entries[raftstore.Conversation]
+	taskJSON *tasks.SummaryJSON
+	sched    *renewal.Driver // ticks the scheduler worker while this node leads
 	// ingests are live ingests running in the background (bridge replies);
 	// Close cancels ingestCtx and waits for them before raft stops.
 	ingests      sync.WaitGroup
@@ -178,6 +182,7 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 	}
 	// Both write through s.apply (one path, API errors) like the bridge.
 	s.convs = renewal.New(bridgeHost{s})
+	s.convJSON, s.taskJSON = newConvJSON(), tasks.NewSummaryJSON()
 	s.tasks = tasks.New(bridgeHost{s}, cfg.NodeID)
 	s.setupRenewal()
 	// Workers start once raft is ready; their shutdown is a closer, so it

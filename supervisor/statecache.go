@@ -1,8 +1,6 @@
 package supervisor
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 
 	"github.com/svcd/svcd/shared/api"
@@ -34,15 +32,13 @@ func (s *Server) writeSystemState(w http.ResponseWriter) {
 	enc := s.stateAnswer.Load()
 	if enc == nil || enc.key != now {
 		st, version := s.systemState()
-		var buf bytes.Buffer
-		// The same bytes api.WriteOK writes: no HTML escaping, a final newline.
-		je := json.NewEncoder(&buf)
-		je.SetEscapeHTML(false)
-		if err := je.Encode(api.Envelope{OK: true, Data: st}); err != nil {
+		// The same bytes api.WriteOK writes: its envelope, a final newline.
+		body, err := api.AppendJSON(nil, api.Envelope{OK: true, Data: st})
+		if err != nil {
 			api.WriteError(w, err)
 			return
 		}
-		enc = &encodedState{key: stateKey{version: version, leaderID: st.Leader.NodeID, leaderAddr: st.Leader.Address, self: st.Leader.Self}, body: buf.Bytes()}
+		enc = &encodedState{key: stateKey{version: version, leaderID: st.Leader.NodeID, leaderAddr: st.Leader.Address, self: st.Leader.Self}, body: append(body, '\n')}
 		s.stateAnswer.Store(enc)
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")

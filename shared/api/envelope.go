@@ -3,6 +3,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 )
@@ -40,6 +41,41 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 func WriteOK(w http.ResponseWriter, data any) {
 	WriteJSON(w, http.StatusOK, Envelope{OK: true, Data: data})
 }
+
+// AppendJSON appends v encoded as WriteJSON encodes it, without the
+// trailing newline: the bytes a value has inside any body this package
+// writes (lists that keep their entries' encodings: supervisor/jsoncache).
+func AppendJSON(dst []byte, v any) ([]byte, error) {
+	buf := bytes.NewBuffer(dst)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return dst, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// OKBody starts a body for WriteOKBody: WriteOK's envelope up to its
+// data, with room for n bytes more. Append one compact JSON value (the
+// data, with AppendJSON and literal JSON) to it.
+func OKBody(n int) []byte {
+	return append(make([]byte, 0, len(okPrefix)+n+len(okSuffix)), okPrefix...)
+}
+
+// WriteOKBody ends and writes a body OKBody started: the same bytes
+// WriteOK writes for the value appended to it. The value is not checked.
+// The data is not copied again (a list page is tens of KB).
+func WriteOKBody(w http.ResponseWriter, body []byte) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(append(body, okSuffix...))
+}
+
+// The envelope WriteOK writes around its data (Envelope's fields in order).
+const (
+	okPrefix = `{"ok":true,"data":`
+	okSuffix = "}\n"
+)
 
 // WriteError writes err as the common error body. Any error that is not an
 // *Error becomes a 500 internal_error whose message is the error text.

@@ -120,6 +120,19 @@ func (a *activity) recordTouches() map[string]raftstore.Touch {
 
 // statusTouched is status with the record's unflushed touch given.
 func (h *Hub) statusTouched(now time.Time, r *raftstore.BrowserRecord, c *raftstore.BrowserClient, live map[string]time.Time, t raftstore.Touch, touched bool) string {
+	st, _, _ := h.statusUntil(now, r, c, live, t, touched)
+	return st
+}
+
+// statusUntil is statusTouched with the last instant its answer holds
+// while the inputs stay as they are: time alone only moves a record on
+// (fresh → stale for a live client, stale → lost for another), so a
+// fresh record stays fresh up to its last activity plus StaleAfter and
+// a stale record of a disconnected client stays stale up to its last
+// activity plus LostAfter. expires is false when time alone never
+// changes the answer (stale while live, lost). The read model's summary
+// keeps its counts up to the earliest until (summary.go).
+func (h *Hub) statusUntil(now time.Time, r *raftstore.BrowserRecord, c *raftstore.BrowserClient, live map[string]time.Time, t raftstore.Touch, touched bool) (status string, until time.Time, expires bool) {
 	last := r.LastActivityAt
 	if c != nil {
 		last = latest(last, c.LastSeenAt, c.LastDisconnectedAt)
@@ -128,15 +141,15 @@ func (h *Hub) statusTouched(now time.Time, r *raftstore.BrowserRecord, c *raftst
 		last = latest(last, t.At)
 	}
 	if seen, ok := live[r.ClientID]; ok {
-		if now.Sub(latest(last, seen)) <= h.cfg.StaleAfter {
-			return raftstore.StatusFresh
+		if l := latest(last, seen); now.Sub(l) <= h.cfg.StaleAfter {
+			return raftstore.StatusFresh, l.Add(h.cfg.StaleAfter), true
 		}
-		return raftstore.StatusStale
+		return raftstore.StatusStale, time.Time{}, false
 	}
 	if now.Sub(last) > h.cfg.LostAfter {
-		return raftstore.StatusLost
+		return raftstore.StatusLost, time.Time{}, false
 	}
-	return raftstore.StatusStale
+	return raftstore.StatusStale, last.Add(h.cfg.LostAfter), true
 }
 
 func latest(ts ...time.Time) time.Time {

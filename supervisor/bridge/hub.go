@@ -68,6 +68,8 @@ type Hub struct {
 	pairing *pairingGuard
 	// creds keeps Pick's credentialed-record index per state version.
 	creds credCache
+	// summary keeps the read model's record counts (summary.go).
+	summary summaryCache
 
 	ctx    context.Context
 	cancel context.CancelFunc

@@ -195,7 +195,8 @@ func (h *Hub) ReadModel(f Filter, relay RelayInfo) ReadModel {
 // ReadPage merges live connections with persisted records and the relay
 // state, applies f and returns page p (readpage.go). Records come from the
 // FSM's key index and automation conversations from its recency index, so
-// a page costs its own length; the summary still counts every record.
+// a page costs its own length; the summary's counts of every record are
+// kept while the state and the live connections stay as they are.
 func (h *Hub) ReadPage(f Filter, p Page, relay RelayInfo) ReadModel {
 	now := time.Now().UTC()
 	liveSeen := h.liveSeen()
@@ -234,12 +235,9 @@ func (h *Hub) ReadPage(f Filter, p Page, relay RelayInfo) ReadModel {
 	h.host.Read(func(s *raftstore.State) {
 		m.ShellRuntime = rawOrNull(s.Browser.ShellRuntime)
 		m.LastActionResult = copyResult(s.Browser.LastActionResult)
-		// The summary counts every record, whatever the page and filter.
-		touches := h.activity.recordTouches()
-		for _, r := range s.Browser.Records {
-			t, touched := touches[r.Key]
-			countStatus(&m.Summary, h.statusTouched(now, r, s.Browser.Clients[r.ClientID], liveSeen, t, touched))
-		}
+		// The summary counts every record, whatever the page and filter
+		// (kept between reads while nothing it depends on moved: summary.go).
+		h.countRecords(s, h.host.StateVersion(), now, liveSeen, h.activity.recordTouches(), &m.Summary)
 		// A paired client that has not captured anything yet is only live:
 		// it has a record of its own, in key order among the others.
 		var liveOnly []RecordView
