@@ -5,7 +5,7 @@ import "slices"
 // Same says whether c and o hold the same values in every field (a
 // client loop by its content, not its pointer): the list route keeps a
 // conversation's JSON while the record is the Same as when it was
-// encoded (supervisor/jsoncache). A field added to Conversation or
+// encoded (shared/jsoncache). A field added to Conversation or
 // ClientLoop must be compared here: TestConversationSameSeesEveryField
 // fails until it is.
 func (c *Conversation) Same(o *Conversation) bool {

@@ -3,7 +3,7 @@ package raftstore
 import (
 	"testing"
 
-	"github.com/svcd/svcd/supervisor/jsoncache/jsoncachetest"
+	"github.com/svcd/svcd/shared/jsoncache/jsoncachetest"
 )
 
 // Every field of a conversation, and of its client loop, takes part in

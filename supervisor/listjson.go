@@ -6,7 +6,7 @@ import (
 
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
-	"github.com/svcd/svcd/supervisor/jsoncache"
+	"github.com/svcd/svcd/shared/jsoncache"
 	"github.com/svcd/svcd/supervisor/tasks"
 )
 

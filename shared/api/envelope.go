@@ -44,7 +44,7 @@ func WriteOK(w http.ResponseWriter, data any) {
 
 // AppendJSON appends v encoded as WriteJSON encodes it, without the
 // trailing newline: the bytes a value has inside any body this package
-// writes (lists that keep their entries' encodings: supervisor/jsoncache).
+// writes (lists that keep their entries' encodings: shared/jsoncache).
 func AppendJSON(dst []byte, v any) ([]byte, error) {
 	buf := bytes.NewBuffer(dst)
 	enc := json.NewEncoder(buf)

@@ -10,7 +10,7 @@ import (
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/shared/bridgeproto"
-	"github.com/svcd/svcd/supervisor/jsoncache"
+	"github.com/svcd/svcd/shared/jsoncache"
 )
 
 // GET /v1/browser's page is its records (about 1 KB each), clients,

@@ -13,7 +13,7 @@ import (
 	"github.com/svcd/svcd/raftstore/raftstoretest"
 	"github.com/svcd/svcd/shared/api"
 
-	"github.com/svcd/svcd/supervisor/jsoncache/jsoncachetest"
+	"github.com/svcd/svcd/shared/jsoncache/jsoncachetest"
 )
 
 // Every field of a record view (through its timestamps, endpoint

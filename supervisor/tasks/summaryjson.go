@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/svcd/svcd/raftstore"
-	"github.com/svcd/svcd/supervisor/jsoncache"
+	"github.com/svcd/svcd/shared/jsoncache"
 )
 
 // GET /v1/tasks encodes up to 1,000 summaries per page, most of them

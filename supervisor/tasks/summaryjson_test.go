@@ -3,7 +3,7 @@ package tasks
 import (
 	"testing"
 
-	"github.com/svcd/svcd/supervisor/jsoncache/jsoncachetest"
+	"github.com/svcd/svcd/shared/jsoncache/jsoncachetest"
 )
 
 // Every field of a task summary, through its runs and their logs, takes
