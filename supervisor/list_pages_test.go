@@ -12,7 +12,8 @@ import (
 	"github.com/svcd/svcd/raftstore"
 )
 
-func authJSON(t *testing.T, u string, v any) int {
+// authGet is a GET of u with the test server's token: status and body.
+func authGet(t *testing.T, u string) (int, []byte) {
 	t.Helper()
 	req, _ := http.NewRequest("GET", u, nil)
 	req.Header.Set("Authorization", "Bearer unit-test-token")
@@ -22,10 +23,16 @@ func authJSON(t *testing.T, u string, v any) int {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func authJSON(t *testing.T, u string, v any) int {
+	t.Helper()
+	code, b := authGet(t, u)
 	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %d %s", u, resp.StatusCode, b)
+		t.Fatalf("%s: %d %s", u, code, b)
 	}
-	return resp.StatusCode
+	return code
 }
 
 // GET /v1/tasks and /v1/renewal/conversations page with limit and cursor:

@@ -3,9 +3,7 @@ package supervisor
 import (
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"testing"
@@ -91,16 +89,9 @@ func TestConvListNeverStale(t *testing.T) {
 
 func authBody(t *testing.T, u string) string {
 	t.Helper()
-	req, _ := http.NewRequest("GET", u, nil)
-	req.Header.Set("Authorization", "Bearer unit-test-token")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("%s: %d %s", u, resp.StatusCode, b)
+	code, b := authGet(t, u)
+	if code != 200 {
+		t.Fatalf("%s: %d %s", u, code, b)
 	}
 	return string(b)
 }

@@ -203,19 +203,28 @@ func hopConfigWritable(t *testing.T, dir string) string {
 	return ConfigEnv + "=" + enc
 }
 
-func hopWorkerKilledMidCall(t *testing.T, w *hopWorker, dir string) {
-	pidFile := filepath.Join(dir, "pids")
-	type answer struct {
-		st  Started
-		err error
-	}
-	done := make(chan answer, 1)
+// hopAnswer is how an exec made by execInBackground ended: what Started
+// named, and the call's error.
+type hopAnswer struct {
+	st  Started
+	err error
+}
+
+// execInBackground runs command on w's hop in its own goroutine (a minute
+// at most) and sends how the call ended.
+func (w *hopWorker) execInBackground(command string) <-chan hopAnswer {
+	done := make(chan hopAnswer, 1)
 	go func() {
 		var st Started
-		_, err := w.ops.Exec(context.Background(), ExecRequest{Command: fmt.Sprintf("sleep 300 & echo $! > %s; echo $$ >> %s; sleep 300", pidFile, pidFile), Timeout: time.Minute},
-			func(s Started) { st = s })
-		done <- answer{st, err}
+		_, err := w.ops.Exec(context.Background(), ExecRequest{Command: command, Timeout: time.Minute}, func(s Started) { st = s })
+		done <- hopAnswer{st, err}
 	}()
+	return done
+}
+
+func hopWorkerKilledMidCall(t *testing.T, w *hopWorker, dir string) {
+	pidFile := filepath.Join(dir, "pids")
+	done := w.execInBackground(fmt.Sprintf("sleep 300 & echo $! > %s; echo $$ >> %s; sleep 300", pidFile, pidFile))
 	pids := readPidFile(t, pidFile, 2)
 	// The worker sends Started after the fork returns, on its own
 	// schedule: on a loaded machine the shell can write its pids first.
@@ -225,7 +234,7 @@ func hopWorkerKilledMidCall(t *testing.T, w *hopWorker, dir string) {
 	if err := syscall.Kill(w.pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	var a answer
+	var a hopAnswer
 	select {
 	case a = <-done:
 	case <-time.After(5 * time.Second):
@@ -279,17 +288,7 @@ func TestHopWorkerStoppedWriteTimesOut(t *testing.T) {
 	w := startHopWorker(t, hopConfigWritable(t, dir))
 	w.ops.hop.writeTimeout = 300 * time.Millisecond
 	pidFile := filepath.Join(dir, "pids")
-	type answer struct {
-		st  Started
-		err error
-	}
-	waiting := make(chan answer, 1)
-	go func() {
-		var st Started
-		_, err := w.ops.Exec(context.Background(), ExecRequest{Command: fmt.Sprintf("echo $$ > %s; sleep 300", pidFile), Timeout: time.Minute},
-			func(s Started) { st = s })
-		waiting <- answer{st, err}
-	}()
+	waiting := w.execInBackground(fmt.Sprintf("echo $$ > %s; sleep 300", pidFile))
 	pids := readPidFile(t, pidFile, 1)
 	time.Sleep(300 * time.Millisecond) // Started reaches the notes (see hopWorkerKilledMidCall)
 	if err := syscall.Kill(w.pid, syscall.SIGSTOP); err != nil {
@@ -317,7 +316,7 @@ func TestHopWorkerStoppedWriteTimesOut(t *testing.T) {
 	if err := call(big); !errors.Is(err, ErrHopStuck) {
 		t.Fatalf("the write to a stopped worker: %v, want ErrHopStuck", err)
 	}
-	var a answer
+	var a hopAnswer
 	select {
 	case a = <-waiting:
 	case <-time.After(10 * time.Second):
