@@ -247,11 +247,20 @@ func hopWorkerKilledMidCall(t *testing.T, w *hopWorker, dir string) {
 	waitGone(t, "the command of the killed worker", pids...)
 }
 
-// A caller that goes away cancels the call over the hop: the worker kills
-// the command and stays up for the next one.
+// A caller that goes away cancels the call over the hop (or, on a worker
+// without one, over gRPC): the worker kills the command and stays up for the
+// next one.
 func TestHopCancelKillsCommand(t *testing.T) {
+	t.Run("hop", func(t *testing.T) { cancelKillsCommand(t, false) })
+	t.Run("grpc", func(t *testing.T) { cancelKillsCommand(t, true) })
+}
+
+func cancelKillsCommand(t *testing.T, overGRPC bool) {
 	dir := t.TempDir()
 	w := startHopWorker(t, hopConfigWritable(t, dir))
+	if overGRPC {
+		w.ops.hop = nil // the client of a worker started without a hop
+	}
 	pidFile := filepath.Join(dir, "pids")
 	ctx, cancel := context.WithCancel(reqid.With(context.Background(), "hop-cancel-1"))
 	done := make(chan error, 1)
@@ -263,7 +272,8 @@ func TestHopCancelKillsCommand(t *testing.T) {
 	cancel()
 	// ErrCancelSent: the worker got the cancel and ends the command itself,
 	// so the supervisor does not kill its cgroup by path (they are reused).
-	if err := <-done; !errors.Is(err, context.Canceled) || !errors.Is(err, ErrCancelSent) {
+	// Nobody else kills here: the command must die of the worker's kill.
+	if err := <-done; !errors.Is(err, ErrCancelSent) || !overGRPC && !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled call: %v", err)
 	}
 	waitGone(t, "the cancelled command", pids...)
