@@ -30,17 +30,12 @@ func newConvJSON() *jsoncache.Entries[raftstore.Conversation] {
 // in encoding/json's sorted order — each conversation's JSON from
 // s.convJSON while the record is unchanged.
 func (s *Server) writeConvList(w http.ResponseWriter, page []raftstore.Conversation, next string, total int) error {
-	data := append(api.OKBody(64+600*len(page)), `{"conversations":[`...)
-	var err error
-	for i := range page {
-		if i > 0 {
-			data = append(data, ',')
-		}
-		if data, err = s.convJSON.Append(data, page[i].LocalID, &page[i]); err != nil {
-			return err
-		}
+	data, err := s.convJSON.AppendList(append(api.OKBody(64+600*len(page)), `{"conversations":`...), page,
+		func(c *raftstore.Conversation) string { return c.LocalID })
+	if err != nil {
+		return err
 	}
-	data = strconv.AppendInt(append(data, `],"count":`...), int64(len(page)), 10)
+	data = strconv.AppendInt(append(data, `,"count":`...), int64(len(page)), 10)
 	if next != "" {
 		if data, err = api.AppendJSON(append(data, `,"next_cursor":`...), next); err != nil {
 			return err
@@ -63,15 +58,9 @@ func (s *Server) writeTaskList(w http.ResponseWriter, list []tasks.Summary, limi
 			return err
 		}
 	}
-	data = append(data, `,"tasks":[`...)
-	for i := range list {
-		if i > 0 {
-			data = append(data, ',')
-		}
-		if data, err = s.taskJSON.Append(data, list[i].ID, &list[i]); err != nil {
-			return err
-		}
+	if data, err = s.taskJSON.AppendList(append(data, `,"tasks":`...), list, func(t *tasks.Summary) string { return t.ID }); err != nil {
+		return err
 	}
-	api.WriteOKBody(w, append(data, "]}"...))
+	api.WriteOKBody(w, append(data, '}'))
 	return nil
 }

@@ -54,6 +54,22 @@ func (e *Entries[V]) Append(dst []byte, key string, v *V) ([]byte, error) {
 	return append(dst, enc...), nil
 }
 
+// AppendList appends vs as a JSON array, as api.AppendJSON writes a
+// non-nil slice, each element by Append under its key.
+func (e *Entries[V]) AppendList(dst []byte, vs []V, key func(*V) string) ([]byte, error) {
+	dst = append(dst, '[')
+	for i := range vs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = e.Append(dst, key(&vs[i]), &vs[i]); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, ']'), nil
+}
+
 func (e *Entries[V]) get(key string) *entry[V] {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -73,3 +73,21 @@ func TestEntriesReuseOnlyTheSame(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// AppendList writes a list as api.AppendJSON writes the slice, kept
+// entries included; an empty list is [].
+func TestAppendListIsTheSlicesJSON(t *testing.T) {
+	e := New(8, sameItem, cloneItem)
+	key := func(v *item) string { return v.Name }
+	for _, vs := range [][]item{{}, {{"a", 1}}, {{"a", 1}, {"b", 2}, {"c", 3}}, {{"a", 1}, {"b", 5}}} {
+		got, err := e.AppendList([]byte("x:"), vs, key)
+		ps := make([]plain, len(vs))
+		for i, v := range vs {
+			ps[i] = plain(v)
+		}
+		want, _ := api.AppendJSON([]byte("x:"), ps)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("%+v: %s %v, want %s", vs, got, err, want)
+		}
+	}
+}

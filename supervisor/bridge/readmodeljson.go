@@ -103,16 +103,9 @@ func (w *fieldWriter) value(name string, v any) {
 }
 
 func list[V any](w *fieldWriter, name string, kept *jsoncache.Entries[V], vs []V, key func(*V) string) {
-	w.dst = append(append(w.dst, name...), '[')
-	for i := range vs {
-		if i > 0 {
-			w.dst = append(w.dst, ',')
-		}
-		if w.err == nil {
-			w.dst, w.err = kept.Append(w.dst, key(&vs[i]), &vs[i])
-		}
+	if w.err == nil {
+		w.dst, w.err = kept.AppendList(append(w.dst, name...), vs, key)
 	}
-	w.dst = append(w.dst, ']')
 }
 
 // targets writes policy.targets as encoding/json writes a map: its keys
