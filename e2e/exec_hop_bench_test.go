@@ -28,6 +28,12 @@ import (
 //	grpc_refused       POST /v1/exec whose cwd does not exist: HTTP + the
 //	hop_refused        worker round trip, nothing started, on each daemon
 //	hop_sandbox_off    hop_true on a daemon with exec_sandbox = "off"
+//	shell_true         hop_true through /bin/sh, daemon with
+//	                   SVCD_EXEC_DIRECT=off (before plain commands ran
+//	                   without the shell; `true` is then dash's builtin)
+//	direct_uname       fork/exec of `uname` (a program, not a builtin)
+//	hop_uname          POST /v1/exec of `uname` (run without the shell)
+//	shell_uname        the same through /bin/sh (two program starts)
 //
 // Each line prints the p50 and its ratio to direct_true.
 // SVC_BENCH_LEGS=stream_true,hop_true keeps direct_true and those legs only
@@ -39,6 +45,7 @@ func BenchmarkExecHopSteps(b *testing.B) {
 	streamD := harness.Start(b, harness.Options{Env: []string{"SVC_LOG_LEVEL=warn", "SVCD_EXEC_HOP=stream"}})
 	hopD := harness.Start(b, harness.Options{Env: []string{"SVC_LOG_LEVEL=warn"}})
 	offD := harness.Start(b, harness.Options{Env: []string{"SVC_LOG_LEVEL=warn", "SVC_EXEC_SANDBOX=off"}})
+	shellD := harness.Start(b, harness.Options{Env: []string{"SVC_LOG_LEVEL=warn", "SVCD_EXEC_DIRECT=off"}})
 	client := benchHTTPClient()
 	post := func(d *harness.Daemon, body, mustContain string) func() {
 		return func() {
@@ -56,7 +63,7 @@ func BenchmarkExecHopSteps(b *testing.B) {
 			}
 		}
 	}
-	const execTrue, refused = `{"command":"true"}`, `{"command":"true","cwd":"/nonexistent-svcd-bench"}`
+	const execTrue, refused, execUname = `{"command":"true"}`, `{"command":"true","cwd":"/nonexistent-svcd-bench"}`, `{"command":"uname"}`
 	legs := []benchfig.Leg{
 		{Name: "direct_true", Fn: func() {
 			if err := exec.Command("true").Run(); err != nil {
@@ -69,6 +76,14 @@ func BenchmarkExecHopSteps(b *testing.B) {
 		{Name: "grpc_refused", Fn: post(grpcD, refused, `"cwd_not_found"`)},
 		{Name: "hop_refused", Fn: post(hopD, refused, `"cwd_not_found"`)},
 		{Name: "hop_sandbox_off", Fn: post(offD, execTrue, `"data":{"ok":true`)},
+		{Name: "shell_true", Fn: post(shellD, execTrue, `"data":{"ok":true`)},
+		{Name: "direct_uname", Fn: func() {
+			if err := exec.Command("uname").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}},
+		{Name: "hop_uname", Fn: post(hopD, execUname, `"data":{"ok":true`)},
+		{Name: "shell_uname", Fn: post(shellD, execUname, `"data":{"ok":true`)},
 	}
 	if only := os.Getenv("SVC_BENCH_LEGS"); only != "" {
 		keep := legs[:1]

@@ -26,6 +26,10 @@ type Config struct {
 	Rlimits        map[string]uint64 `json:"rlimits,omitempty"`
 	KillGraceMs    int64             `json:"kill_grace_ms"`
 	SelfExecutable string            `json:"self_executable,omitempty"`
+	// ShellAlways runs every command through /bin/sh, also those the
+	// worker would run directly (direct.go); SVCD_EXEC_DIRECT=off, for
+	// comparisons in benchmarks.
+	ShellAlways bool `json:"shell_always,omitempty"`
 	// Sandbox is the exec sandbox (sandbox/): cgroups, Landlock, identity.
 	Sandbox sandbox.Config `json:"sandbox"`
 }

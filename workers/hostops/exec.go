@@ -102,29 +102,41 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(Started)
 		stdoutW.Close()
 		return finish(CodeSpawnFailed, "pipe: %v", err)
 	}
-	cmd := l.command(req.Command, dir, box)
-	// *os.File writers: the child writes straight into our pipes and Wait
-	// does not wait for copy goroutines; we drain them ourselves below.
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = l.devNull, stdoutW, stderrW
-
-	start := cmd.Start
-	if l.traceLimits() {
-		start = func() error { return startLimited(cmd, l.cfg.Rlimits) }
-	}
-	if cg := box.cg; cg != nil && !box.forksInside() {
-		// v1 limits: the spawner thread forks from inside the command's v1
-		// cgroups (v2 membership comes from CLONE_INTO_CGROUP). An armed
-		// spawner lives there already (cmdSandbox.arm).
-		inner := start
-		start = func() error {
-			if err := cg.Enter(); err != nil {
-				return err
-			}
-			defer cg.Leave()
-			return inner()
+	// spawn starts prog with the command's pipes, limits and cgroups.
+	spawn := func(prog program) (*exec.Cmd, error) {
+		cmd := l.command(prog, dir, box)
+		// *os.File writers: the child writes straight into our pipes and
+		// Wait does not wait for copy goroutines; we drain them below.
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = l.devNull, stdoutW, stderrW
+		start := cmd.Start
+		if l.traceLimits() {
+			start = func() error { return startLimited(cmd, l.cfg.Rlimits) }
 		}
+		if cg := box.cg; cg != nil && !box.forksInside() {
+			// v1 limits: the spawner thread forks from inside the
+			// command's v1 cgroups (v2 membership comes from
+			// CLONE_INTO_CGROUP). An armed spawner lives there already
+			// (cmdSandbox.arm).
+			inner := start
+			start = func() error {
+				if err := cg.Enter(); err != nil {
+					return err
+				}
+				defer cg.Leave()
+				return inner()
+			}
+		}
+		return cmd, box.spawner(l.spawner).Do(context.Background(), start)
 	}
-	startErr := box.spawner(l.spawner).Do(context.Background(), start)
+	prog := l.plan(req.Command, dir)
+	cmd, startErr := spawn(prog)
+	if startErr != nil && prog.direct {
+		// The program did not start (a script without #!, not
+		// executable, a bad interpreter): the shell tries again and says
+		// why in its own words, with its own exit status (126, 127).
+		prog = shellProgram(req.Command)
+		cmd, startErr = spawn(prog)
+	}
 	stdoutW.Close()
 	stderrW.Close()
 	watch := watchExit(takePidfd(cmd))
@@ -132,7 +144,7 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(Started)
 		watch.close()
 		stdoutR.Close()
 		stderrR.Close()
-		return finish(CodeSpawnFailed, "start %s: %v", Shell, startErr)
+		return finish(CodeSpawnFailed, "start %s: %v", prog.path, startErr)
 	}
 	pgid := cmd.Process.Pid
 	res.Pid = pgid
@@ -157,7 +169,8 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(Started)
 	// wake per command.
 	stopKill := context.AfterFunc(runCtx, st.Kill)
 	waitErr := watch.wait(cmd)
-	if !stopKill() {
+	killed := !stopKill()
+	if killed {
 		res.TimedOut = ctx.Err() == nil // our deadline, not the caller's cancel
 		if box.cg != nil {
 			box.cg.MarkKilled() // st.Kill wrote its cgroup.kill by path
@@ -175,10 +188,24 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(Started)
 	endBox()
 	l.awaitDrains(drained, stdoutR, stderrR)
 
+	// A directly run program ended by a signal is reported as the shell
+	// reports its child's, where the shell would have lived on: not for
+	// our own kills, nor for a SIGKILL other than the OOM killer's (the
+	// group's or cgroup's kill, from wherever, would have ended the shell
+	// too).
+	shellExit := -1
+	if ps := cmd.ProcessState; ps != nil && prog.direct && !killed {
+		if ws := ps.Sys().(syscall.WaitStatus); ws.Signaled() && (ws.Signal() != syscall.SIGKILL || res.OOMKilled) {
+			var note string
+			shellExit, note = shellSignal(ws)
+			_, _ = errBuf.Write([]byte(note))
+		}
+	}
+
 	res.FinishedAt = time.Now().UTC()
 	res.Stdout, res.StdoutTruncated = outBuf.result()
 	res.Stderr, res.StderrTruncated = errBuf.result()
-	l.describeExit(&res, cmd.ProcessState, waitErr, ctx.Err())
+	l.describeExit(&res, cmd.ProcessState, waitErr, ctx.Err(), shellExit)
 	return res, nil
 }
 
@@ -215,13 +242,17 @@ func (l *Local) awaitDrains(drained <-chan struct{}, pipes ...*os.File) {
 }
 
 // describeExit fills exit code, signal, ok and the error fields.
-func (l *Local) describeExit(res *ExecResult, ps *os.ProcessState, waitErr, callerErr error) {
+// shellExit >= 0 is the exit status the shell would have reported for a
+// directly run program that a signal ended (shellSignal).
+func (l *Local) describeExit(res *ExecResult, ps *os.ProcessState, waitErr, callerErr error, shellExit int) {
 	if ps == nil {
 		res.ErrorCode, res.Error = CodeSpawnFailed, fmt.Sprintf("wait: %v", waitErr)
 		return
 	}
 	res.ExitCode = ps.ExitCode()
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	if shellExit >= 0 {
+		res.ExitCode = shellExit
+	} else if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		res.Signal = unix.SignalName(ws.Signal())
 		if res.Signal == "" {
 			res.Signal = ws.Signal().String()
@@ -247,17 +278,41 @@ func (l *Local) describeExit(res *ExecResult, ps *os.ProcessState, waitErr, call
 // execve (rlimit_trace.go), not by the shim.
 func (l *Local) traceLimits() bool { return len(l.cfg.Rlimits) > 0 && !l.noTrace }
 
-// command builds the child: /bin/sh -c CMD (through the rlimit shim when
-// limits are set and tracing is not allowed), own process group, Pdeathsig, optional uid/gid, the
-// filtered environment.
-func (l *Local) command(command, dir string, box boxed) *exec.Cmd {
+// plan is how command runs in dir: the program itself where the shell
+// would only have run it (direct.go), else the shell. Not through the
+// rlimit shim, whose re-exec takes the shell's arguments, nor with
+// SVCD_EXEC_DIRECT=off (Config.ShellAlways, for comparisons).
+func (l *Local) plan(command, dir string) program {
+	if l.cfg.ShellAlways || !l.shellIsDash || l.shimmed() {
+		return shellProgram(command)
+	}
+	return planExec(command, dir, l.env)
+}
+
+// shimmed: limits are set and applied by the re-exec shim (tracing is not
+// allowed here).
+func (l *Local) shimmed() bool {
+	return len(l.cfg.Rlimits) > 0 && !l.traceLimits() && l.cfg.SelfExecutable != ""
+}
+
+// command builds the child: prog (through the rlimit shim when limits are
+// set and tracing is not allowed), own process group, Pdeathsig, optional
+// uid/gid, the filtered environment.
+func (l *Local) command(prog program, dir string, box boxed) *exec.Cmd {
 	var cmd *exec.Cmd
 	env := l.env
-	if len(l.cfg.Rlimits) > 0 && !l.traceLimits() && l.cfg.SelfExecutable != "" {
-		cmd = exec.Command(l.cfg.SelfExecutable, "worker", ShimName, Shell, "-c", command)
+	switch {
+	case l.shimmed():
+		cmd = exec.Command(l.cfg.SelfExecutable, append([]string{"worker", ShimName}, prog.args...)...)
 		env = append(append([]string(nil), env...), RlimitsEnv+"="+FormatRlimits(l.cfg.Rlimits))
-	} else {
-		cmd = exec.Command(Shell, "-c", command)
+	case prog.direct:
+		// Path and argv as the shell would pass them to execve: argv[0]
+		// is the word as typed, a relative path is relative to Dir (no
+		// exec.Command: it would search PATH for a path without a slash).
+		cmd = &exec.Cmd{Path: prog.path, Args: prog.args}
+		env = prog.env
+	default:
+		cmd = exec.Command(prog.path, prog.args[1:]...)
 	}
 	if box.scratch != "" {
 		env = append(append([]string(nil), env...), "TMPDIR="+box.scratch)

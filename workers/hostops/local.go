@@ -23,7 +23,10 @@ type Local struct {
 	readBufs *sync.Pool // output drain buffers
 	noTrace  bool       // limits go through the shim: tracing is not allowed here
 	pidfd    bool       // commands are waited for through a pidfd (exitwait.go)
-	sandbox  *cmdSandbox
+	// shellIsDash: commands of plain words may run without the shell
+	// (direct.go).
+	shellIsDash bool
+	sandbox     *cmdSandbox
 }
 
 var _ HostOps = (*Local)(nil)
@@ -39,7 +42,7 @@ func NewLocal(cfg Config, log hclog.Logger, spawner *pluginkit.Spawner, environ 
 	if err != nil {
 		return nil, err
 	}
-	l := &Local{cfg: cfg, log: log, paths: paths, spawner: spawner, groups: newGroups(), env: childEnv(environ, cfg.EnvAllow), devNull: devNull, readBufs: newReadBufs(), pidfd: pidfdWaitable()}
+	l := &Local{cfg: cfg, log: log, paths: paths, spawner: spawner, groups: newGroups(), env: childEnv(environ, cfg.EnvAllow), devNull: devNull, readBufs: newReadBufs(), pidfd: pidfdWaitable(), shellIsDash: ShellIsDash()}
 	box, err := setupSandbox(context.Background(), cfg.Sandbox, spawner.Do)
 	if err != nil {
 		return nil, err
