@@ -58,14 +58,8 @@ var scratchLine = regexp.MustCompile(`(?m)^TMPDIR=.*\n`)
 func TestDirectMatchesTheShell(t *testing.T) {
 	requireDash(t)
 	dir := directFixture(t)
-	// One Local, its ShellAlways switched between the two runs: a second
-	// Local in the same process waits 2 × 10 s in its clean-up for a busy
-	// cgroup (seen with two Locals only; a worker has one).
-	l := newTestLocal(t, nil)
-	execAs := func(shellAlways bool, req ExecRequest) (ExecResult, error) {
-		l.cfg.ShellAlways = shellAlways
-		return l.Exec(context.Background(), req, nil)
-	}
+	direct := newTestLocal(t, nil)
+	shell := newTestLocal(t, func(c *Config) { c.ShellAlways = true })
 	cases := []struct {
 		cmd, cwd string
 		direct   bool // the worker runs it without the shell
@@ -104,15 +98,15 @@ func TestDirectMatchesTheShell(t *testing.T) {
 	}
 	for _, c := range cases {
 		cwd := filepath.Join(dir, c.cwd)
-		if got := planExec(c.cmd, cwd, l.env).direct; got != c.direct {
+		if got := planExec(c.cmd, cwd, direct.env).direct; got != c.direct {
 			t.Errorf("%q: direct = %v, want %v", c.cmd, got, c.direct)
 		}
 		req := ExecRequest{Command: c.cmd, Cwd: cwd, Timeout: 20 * time.Second}
-		a, err := execAs(false, req)
+		a, err := direct.Exec(context.Background(), req, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := execAs(true, req)
+		b, err := shell.Exec(context.Background(), req, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -260,3 +260,27 @@ func TestExecCgroupKilledFromOutsideIsDropped(t *testing.T) {
 		l.sandbox.cleanup.Wait()
 	}
 }
+
+// The worker's main thread never lives in a command's cgroup: it is the
+// process in v1 cgroup.procs and /proc/self/cgroup and, in v1 memcg, the
+// owner of the worker's memory (a spawner thread that Go had placed on it
+// took the worker into its commands' cgroups: pluginkit.Spawner).
+func TestWorkerMainThreadStaysOutOfCommandCgroups(t *testing.T) {
+	l := newTestLocal(t, nil)
+	if l.sandbox.tree == nil {
+		t.Skipf("no cgroups: %v", l.sandbox.problems)
+	}
+	for i := 0; i < 8; i++ {
+		if res := run(t, l, "true"); !res.OK {
+			t.Fatalf("%+v", res)
+		}
+		l.sandbox.cleanup.Wait()
+		b, err := os.ReadFile("/proc/self/cgroup")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "svcd-exec") {
+			t.Fatalf("after command %d the worker's main thread is in a command cgroup:\n%s", i, b)
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"runtime"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // ErrSpawnerClosed is returned by Do after Close.
@@ -33,14 +35,34 @@ type spawnReq struct {
 // NewSpawner starts the pinned goroutine.
 func NewSpawner() *Spawner {
 	s := &Spawner{reqs: make(chan spawnReq), done: make(chan struct{}), exited: make(chan struct{})}
-	go s.loop()
+	go s.loop(nil)
 	return s
 }
 
-func (s *Spawner) loop() {
+// loop serves Do on its locked thread. pinned, when given, is closed once
+// it is locked on a thread that is not the main one.
+func (s *Spawner) loop(pinned chan<- struct{}) {
 	// Never unlocked: when loop returns, the runtime ends the thread with it,
 	// and children still started from it receive their Pdeathsig.
 	runtime.LockOSThread()
+	if unix.Gettid() == unix.Getpid() {
+		// The main thread, which Go lends to any goroutine while the main
+		// goroutine waits. A spawner's thread may be moved into a
+		// command's cgroups (the exec sandbox's armed spawners), and the
+		// main thread there would take the whole process along: it is the
+		// process in v1 cgroup.procs and /proc/self/cgroup, and the owner
+		// of its memory in v1 memcg (charges, OOM kills). So the loop
+		// moves to another thread; this one stays held until it has, so
+		// the new goroutine cannot land here too.
+		moved := make(chan struct{})
+		go s.loop(moved)
+		<-moved
+		runtime.UnlockOSThread()
+		return
+	}
+	if pinned != nil {
+		close(pinned)
+	}
 	defer close(s.exited)
 	for {
 		select {
