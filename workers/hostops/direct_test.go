@@ -148,6 +148,36 @@ func TestDirectProgramKilledOnTimeout(t *testing.T) {
 	}
 }
 
+// Limits set by tracing the child to its execve (rlimit_trace.go) hold for
+// a program run without the shell, and a program that does not start there
+// goes to the shell with its limits too.
+func TestDirectProgramGetsTracedLimits(t *testing.T) {
+	requireDash(t)
+	dir := directFixture(t)
+	if err := os.WriteFile(filepath.Join(dir, "nofile.sh"), []byte("#!/bin/sh\nulimit -n\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "nofile-noshebang"), []byte("ulimit -n\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l := newTestLocal(t, func(c *Config) { c.Rlimits = map[string]uint64{"nofile": 123} })
+	if !l.traceLimits() {
+		t.Skip("tracing is not allowed here: limits go through the shim, and commands through the shell")
+	}
+	for _, cmd := range []string{"./nofile.sh", "./nofile-noshebang"} {
+		if !l.plan(cmd, dir).direct {
+			t.Fatalf("%s should be tried without the shell", cmd)
+		}
+		res, err := l.Exec(context.Background(), ExecRequest{Command: cmd, Cwd: dir, Timeout: 10 * time.Second}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.OK || strings.TrimSpace(string(res.Stdout)) != "123" {
+			t.Errorf("%s: %+v (stdout %q)", cmd, res, res.Stdout)
+		}
+	}
+}
+
 // The words the worker leaves to the shell are exactly the ones /bin/sh
 // does not look up in PATH: asked of the shell itself, for every name in
 // shellWords and every program on this machine's default PATH.
