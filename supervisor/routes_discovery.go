@@ -13,6 +13,7 @@ import (
 	"github.com/svcd/svcd/supervisor/openapi"
 	"github.com/svcd/svcd/supervisor/status"
 	"github.com/svcd/svcd/supervisor/workermgr"
+	"github.com/svcd/svcd/workers/hostops"
 	"github.com/svcd/svcd/workers/hostops/sandbox"
 )
 
@@ -121,6 +122,7 @@ type healthAnswer struct {
 // paths are there only for a tokened caller.
 type runtimeAnswer struct {
 	Config     runtimeConfig      `json:"config"`
+	ExecShell  runtimeExecShell   `json:"exec_shell"`
 	GoVersion  string             `json:"go_version"`
 	Goroutines int                `json:"goroutines"`
 	Memory     runtimeMemory      `json:"memory"`
@@ -135,6 +137,20 @@ type runtimeAnswer struct {
 	UptimeMs   int64            `json:"uptime_ms"`
 	Workers    []workermgr.Info `json:"workers"`
 	WorkingDir *string          `json:"working_dir,omitempty"`
+}
+
+// runtimeExecShell: the interpreter of exec commands, and whether commands
+// of plain words run without it (docs/hostops.md: only where /bin/sh is
+// dash, and not through the rlimit shim).
+type runtimeExecShell struct {
+	PlainCommandsDirect bool   `json:"plain_commands_direct"`
+	Resolved            string `json:"resolved"`
+	Shell               string `json:"shell"`
+}
+
+func execShellInfo() runtimeExecShell {
+	return runtimeExecShell{Shell: hostops.Shell, Resolved: hostops.ResolvedShell(),
+		PlainCommandsDirect: hostops.ShellIsDash() && os.Getenv("SVCD_EXEC_DIRECT") != "off"}
 }
 
 type runtimeConfig struct {
@@ -195,9 +211,10 @@ func (s *Server) handleRuntime(w http.ResponseWriter, r *http.Request) error {
 			MaxBodyBytes: s.cfg.MaxBodyBytes,
 			TokenSource:  s.tokenSource(false),
 		},
-		Raft:     s.node.Role(),
-		Workers:  s.workerList(),
-		Redacted: true,
+		ExecShell: execShellInfo(),
+		Raft:      s.node.Role(),
+		Workers:   s.workerList(),
+		Redacted:  true,
 	}
 	if s.sandbox != nil {
 		redacted := s.sandbox.WithoutPaths()

@@ -29,9 +29,15 @@ import (
 // default path and way of reporting a signaled child this file follows
 // (Debian's and Ubuntu's /bin/sh). With another shell every command goes
 // through it.
-func ShellIsDash() bool {
+func ShellIsDash() bool { return filepath.Base(ResolvedShell()) == "dash" }
+
+// ResolvedShell is the file /bin/sh is ("" when it cannot be resolved).
+func ResolvedShell() string {
 	p, err := filepath.EvalSymlinks(Shell)
-	return err == nil && filepath.Base(p) == "dash"
+	if err != nil {
+		return ""
+	}
+	return p
 }
 
 // shellDefaultPath is dash's search path when PATH is not set at all.
