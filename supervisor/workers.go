@@ -89,6 +89,10 @@ func (s *Server) hostopsConfig() (hostops.Config, error) {
 	// Benchmarks only: every command through /bin/sh, as before commands
 	// made of plain words ran directly (BenchmarkExecHopSteps).
 	c.ShellAlways = os.Getenv("SVCD_EXEC_DIRECT") == "off"
+	if !hostops.ShellIsDash() {
+		s.log.Info("exec: /bin/sh is not dash, so every command runs through it (plain commands run without the shell only with dash: docs/hostops.md)",
+			"shell", hostops.ResolvedShell())
+	}
 	if c.Sandbox, err = s.sandboxConfig(); err != nil {
 		return c, err
 	}
