@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -52,7 +51,6 @@ func (l *errorLog) undeclared() []string {
 	var out []string
 	for name, seen := range l.seen {
 		rt := l.routes[name]
-		listed := sharedErrors(rt).Add(rt.Errors)
 		for sc := range seen {
 			var status int
 			var code string
@@ -60,7 +58,7 @@ func (l *errorLog) undeclared() []string {
 			switch {
 			case code == "":
 				out = append(out, fmt.Sprintf("%s (%s %s) answered %d without the JSON error envelope", name, rt.Method, rt.Path, status))
-			case !slices.Contains(listed[status], code):
+			case !declared(rt, status, code):
 				out = append(out, fmt.Sprintf("%s (%s %s) answered %d %q, which its Route.Errors does not list (add it, or fix the handler)", name, rt.Method, rt.Path, status, code))
 			}
 		}

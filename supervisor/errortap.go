@@ -3,8 +3,13 @@ package supervisor
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
 )
 
 // errorTap is told the status and error code of every error a route's
@@ -15,6 +20,40 @@ import (
 // handler runs (token, body cap, forwarding, guards) are not tapped: they
 // are listed by sharedErrors from the route's kind.
 type errorTap func(rt Route, status int, code string)
+
+// ErrorTapDirEnv names a folder into which a daemon writes every error a
+// handler answers that its route does not list (undeclaredTap). The e2e
+// harness sets it for every daemon it starts and fails the run on any
+// line: the end-to-end flows (dead workers, lost leaders, real browsers)
+// reach errors the supervisor's own tests cannot. Tests only.
+const ErrorTapDirEnv = "SVCD_ERROR_TAP_DIR"
+
+// declared: rt lists (status, code), in Route.Errors or the errors its
+// kind implies (sharedErrors). An answer without the JSON envelope's code
+// is never declared.
+func declared(rt Route, status int, code string) bool {
+	return code != "" && slices.Contains(sharedErrors(rt).Add(rt.Errors)[status], code)
+}
+
+// undeclaredTap appends each undeclared error to <dir>/<pid>.log, one line
+// each: "name METHOD path status code".
+func undeclaredTap(dir string) errorTap {
+	var mu sync.Mutex
+	path := filepath.Join(dir, fmt.Sprintf("%d.log", os.Getpid()))
+	return func(rt Route, status int, code string) {
+		if declared(rt, status, code) {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		fmt.Fprintf(f, "%s %s %s %d %q\n", rt.Name, rt.Method, rt.Path, status, code)
+	}
+}
 
 // tapErrors wraps w so that, when the handler is done, an answer of 400 or
 // more is reported with the code read from its JSON error envelope ("" if

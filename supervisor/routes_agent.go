@@ -27,6 +27,10 @@ func (s *Server) agentRoutes() []Route {
 	}
 	// Every agent route is forwarded to agentd (agentproxy).
 	agentErrors := func() openapi.Codes { return openapi.Codes{http.StatusServiceUnavailable: {"agent_unavailable"}} }
+	// What needs the agent child (a Codex app-server) meets it down too.
+	childErrors := func() openapi.Codes {
+		return agentErrors().Add(openapi.Codes{http.StatusServiceUnavailable: {"agent_child_unavailable"}})
+	}
 	return []Route{
 		{Method: "GET", Path: "/v1/agent", Name: "agent.status", Area: "agent", Scope: ScopeBusiness, Kind: KindRead, Local: true,
 			Response: agentproxy.Summary{}, Errors: agentErrors(),
@@ -51,13 +55,13 @@ func (s *Server) agentRoutes() []Route {
 				return p.Forward(w, r, "GET", "/v1/agentd/sessions/"+url.PathEscape(mux.Vars(r)["session_id"]))
 			}},
 		{Method: "POST", Path: "/v1/agent/sessions", Name: "agent.create", Area: "agent", Scope: ScopeBusiness, Kind: KindWrite, Local: true, Auth: true,
-			Request: agentd.CreateRequest{}, Response: map[string]any{}, Errors: agentErrors(),
+			Request: agentd.CreateRequest{}, Response: map[string]any{}, Errors: childErrors(),
 			Summary: "create an agent session, or resume one by sessionId",
 			Body: []Field{{Name: "cwd", Type: "string", Note: "required when creating"}, {Name: "purpose", Type: "string"},
 				{Name: "sessionId", Type: "string", Note: "resume this session"}},
 			Handle: fwd("POST", "/v1/agentd/sessions")},
 		{Method: "POST", Path: "/v1/agent/turn", Name: "agent.turn", Area: "agent", Scope: ScopeBusiness, Kind: KindWrite, Local: true, Auth: true,
-			Request: agentd.TurnRequest{}, Response: map[string]any{}, Errors: agentErrors().Add(openapi.Codes{http.StatusNotFound: {"unknown_session"}}),
+			Request: agentd.TurnRequest{}, Response: map[string]any{}, Errors: childErrors().Add(openapi.Codes{http.StatusNotFound: {"unknown_session"}}),
 			Summary: "start a turn; answers once accepted (progress on agentd's event stream, result in lastTurn*), or when finished within waitMs",
 			Body: []Field{{Name: "sessionId", Type: "string", Required: true}, {Name: "input", Type: "string", Required: true},
 				{Name: "waitMs", Type: "integer", Note: "wait up to this long for the final text (bounded by agentd)"}},

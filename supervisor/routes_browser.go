@@ -20,9 +20,10 @@ func (s *Server) browserRoutes() []Route {
 	ws := func(path, name string) Route {
 		return Route{Method: http.MethodGet, Path: path, Name: name, Area: "browser", Scope: ScopeControl, Kind: KindWrite, Raw: true, NoLimit: true,
 			Response: openapi.Raw{Status: http.StatusSwitchingProtocols, Description: "WebSocket upgrade; messages: docs/bridge-protocol.md"},
-			Errors:   openapi.Codes{http.StatusServiceUnavailable: {"standby"}},
-			Summary:  "Browser plugin WebSocket (loopback or allowed 100.64.0.0/10 peers, no proxies, allowed Origin only). First message: hello with the client's credential, a one-time pairing code (svcctl browser pair), or the shared token where browser_pairing = \"token\". Protocol: docs/bridge-protocol.md.",
-			Handle:   s.leaderOnly(s.browser.hub.ServeWS)}
+			// bridge.Guard: a proxied request, an Origin not allowed.
+			Errors:  openapi.Codes{http.StatusServiceUnavailable: {"standby"}, http.StatusForbidden: {"proxied_request", "origin_not_allowed"}},
+			Summary: "Browser plugin WebSocket (loopback or allowed 100.64.0.0/10 peers, no proxies, allowed Origin only). First message: hello with the client's credential, a one-time pairing code (svcctl browser pair), or the shared token where browser_pairing = \"token\". Protocol: docs/bridge-protocol.md.",
+			Handle:  s.leaderOnly(s.browser.hub.ServeWS)}
 	}
 	compat := ws("/ws/browser-compat", "browser.ws_compat")
 	compat.Summary = "Compatibility path of /ws/browser; same protocol and rules."
@@ -52,7 +53,7 @@ func (s *Server) browserRoutes() []Route {
 		http.StatusUnprocessableEntity: {"missing_field", "invalid_platform"},
 		http.StatusServiceUnavailable:  {"relay_unavailable", "caller_gone", "no_browser_client"},
 		http.StatusTooManyRequests:     {"relay_refused"},
-		http.StatusConflict:            {"request_cancelled"},
+		http.StatusConflict:            {"request_cancelled", "duplicate_request_id", "unknown_client", "no_credentials"},
 		http.StatusBadGateway:          {"relay_failed", "response_too_large", "client_disconnected"},
 		http.StatusGatewayTimeout:      {"relay_timeout"},
 	}

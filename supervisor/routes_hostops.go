@@ -29,6 +29,9 @@ func (s *Server) hostopsRoutes() []Route {
 		http.StatusServiceUnavailable:  {"worker_unavailable", "worker_failed", "workers_disabled", "shutting_down", "worker_call_failed", "worker_crashed"},
 		http.StatusForbidden:           {"path_not_allowed"},
 		http.StatusUnprocessableEntity: {"missing_field"},
+		// The caller left mid-call: the operation was cancelled (an answer
+		// nobody reads, but counted and logged under this status).
+		499: {"client_closed"},
 	}
 	h := func(path, name, kind, summary string, body []Field, fn HandlerFn) Route {
 		return Route{Method: http.MethodPost, Path: path, Name: name, Area: "hostops", Scope: ScopeControl, Kind: kind, Auth: true, Local: true, Summary: summary, Body: body, Handle: fn,
@@ -46,9 +49,9 @@ func (s *Server) hostopsRoutes() []Route {
 		}, s.handleFilesWrite)
 	write.MaxBody = s.filesWriteBodyCap()
 	write.Request, write.Response = writeRequest{}, hostopsOutcome{Result: fileResult{}}
-	write.Errors.Add(openapi.Codes{http.StatusRequestEntityTooLarge: {"content_too_large"}, http.StatusUnprocessableEntity: {"invalid_encoding"}})
+	write.Errors.Add(openapi.Codes{http.StatusRequestEntityTooLarge: {"content_too_large"}, http.StatusUnprocessableEntity: {"invalid_encoding", "invalid_base64"}})
 	exec := h("/v1/exec", "hostops.exec", KindWrite,
-		"Run a shell command (/bin/sh -c) in its own process group, stdin closed; data.result carries stdout, stderr, exitCode, signal, durationMs, startedAt, finishedAt, timedOut on every outcome.",
+		"Run a shell command (/bin/sh -c; plain words without the shell, with the shell's result: docs/hostops.md) in its own process group, stdin closed; data.result carries stdout, stderr, exitCode, signal, durationMs, startedAt, finishedAt, timedOut on every outcome.",
 		[]Field{
 			{Name: "command", Type: "string", Required: true},
 			{Name: "cwd", Type: "string", Note: "default: the daemon's working directory"},

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,6 +107,9 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 		started: time.Now().UTC(),
 		// One place per exec allowed to run at once (exec_max_concurrent).
 		execSlots: make(chan struct{}, cfg.ExecMaxConcurrent),
+	}
+	if dir := os.Getenv(ErrorTapDirEnv); dir != "" { // the e2e harness only
+		s.errTap = undeclaredTap(dir)
 	}
 	ti, err := resolveToken(cfg)
 	if err != nil {

@@ -9,17 +9,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/svcd/svcd/supervisor"
 )
 
 var (
@@ -75,12 +79,46 @@ func BinaryCopy(t testing.TB, dir, name string) string {
 
 // Main runs a test package's tests, then removes the binary Binary built.
 // Call it from TestMain: os.Exit(harness.Main(m)).
+//
+// Every daemon the tests start (they inherit this environment) writes the
+// errors its handlers answered that their routes do not list (the
+// supervisor's ErrorTapDirEnv) into one folder; any line there fails the
+// run, as the supervisor's own tests fail on one.
 func Main(m *testing.M) int {
+	tapDir, err := os.MkdirTemp("", "svcd-errortap-")
+	if err == nil {
+		os.Setenv(supervisor.ErrorTapDirEnv, tapDir)
+		defer os.RemoveAll(tapDir)
+	}
 	code := m.Run()
 	if binPath != "" {
 		_ = os.RemoveAll(filepath.Dir(binPath))
 	}
+	if undeclared := tappedErrors(tapDir); len(undeclared) > 0 {
+		fmt.Fprintln(os.Stderr, "FAIL: daemons answered errors their routes do not list (Route.Errors in supervisor/; name method path status code):")
+		for _, l := range undeclared {
+			fmt.Fprintln(os.Stderr, "  "+l)
+		}
+		if code == 0 {
+			code = 1
+		}
+	}
 	return code
+}
+
+// tappedErrors reads the distinct lines the daemons wrote into dir.
+func tappedErrors(dir string) []string {
+	seen := map[string]bool{}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if l != "" {
+				seen[l] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // RepoRoot is the module root (the directory holding go.mod).
