@@ -33,6 +33,17 @@ func relayWorker(t *testing.T, d *harness.Daemon) relayWorkerInfo {
 	return relayWorkerInfo{}
 }
 
+// backedOff is the key of a platform_b target of m whose relay state has a
+// backoff level ("": none).
+func backedOff(m browserModel) string {
+	for key, d := range m.Policy.Targets {
+		if lvl, _ := d.Relay["backoff_level"].(float64); strings.HasPrefix(key, "platform_b/") && lvl >= 1 {
+			return key
+		}
+	}
+	return ""
+}
+
 // The relay engine runs as a go-plugin worker. Killed, it is restarted with
 // its persisted state restored; crash-looping (failed), requests get a
 // clear 503 while the daemon and the rest of the bridge stay up.
@@ -49,6 +60,11 @@ func TestBrowserRelayWorkerDown(t *testing.T) {
 	}
 	wantError(t, d.Do("POST", "/v1/browser/request", map[string]any{"platform": "platform_b", "path": "/api/echo"}), 429, "relay_refused")
 	time.Sleep(400 * time.Millisecond) // the state change is flushed at once; leave room anyway
+	// The page's target state comes from the worker (Status of the page's
+	// range of keys over gRPC).
+	if rm := readModel(t, d, ""); !rm.Policy.RelayAvailable || backedOff(rm) == "" {
+		t.Fatalf("read model with the relay up: no platform_b target backing off in %+v", rm.Policy)
+	}
 
 	// Kill the worker: the manager restarts it and the backoff is restored into it.
 	w := relayWorker(t, d)
@@ -81,6 +97,10 @@ func TestBrowserRelayWorkerDown(t *testing.T) {
 	rm := readModel(t, d, "")
 	if rm.Policy.RelayAvailable || len(rm.Records) == 0 {
 		t.Fatalf("read model with the relay down: %+v", rm.Policy)
+	}
+	// The targets still show their persisted state.
+	if backedOff(rm) == "" {
+		t.Fatalf("read model with the relay down: no persisted platform_b backoff in %+v", rm.Policy.Targets)
 	}
 	if r := d.Do("POST", "/v1/browser/actions", map[string]any{"action": "plugin_status"}); r.Status != 200 {
 		t.Fatalf("actions with the relay down: %s", r.Body)

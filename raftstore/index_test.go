@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/svcd/svcd/shared/keyrange"
 )
 
 // checkIndexes compares the FSM's derived indexes with a scan of the state
@@ -40,6 +42,9 @@ func checkIndexes(s *State, tasks bool) error {
 	}
 	if !tasks {
 		return nil
+	}
+	if err := checkRelayKeys(s); err != nil {
+		return err
 	}
 	var scan []string
 	for id := range s.Tasks.ByID {
@@ -133,6 +138,31 @@ func checkRecordKeys(s *State) error {
 	return nil
 }
 
+// checkRelayKeys compares the relay targets' key index with a sort of the
+// area, over the whole area and over ranges between a few of its keys.
+func checkRelayKeys(s *State) error {
+	var scan []string
+	for k := range s.Relay.Targets {
+		scan = append(scan, k)
+	}
+	sort.Strings(scan)
+	walk := func(r keyrange.Range) []string {
+		var walked []string
+		s.Relay.TargetsIn(r, func(t *RelayTarget) bool { walked = append(walked, t.Target); return true })
+		return walked
+	}
+	if got := walk(keyrange.Range{}); fmt.Sprint(got) != fmt.Sprint(scan) {
+		return fmt.Errorf("relay index walks %d targets, scan says %d", len(got), len(scan))
+	}
+	step := max(7, len(scan)/4)
+	for k := 0; k+step < len(scan); k += step {
+		if got, want := walk(keyrange.Range{After: scan[k], Through: scan[k+step], Bounded: true}), scan[k+1:k+step+1]; fmt.Sprint(got) != fmt.Sprint(want) {
+			return fmt.Errorf("relay index from %q to %q walks %v, scan says %v", scan[k], scan[k+step], got, want)
+		}
+	}
+	return nil
+}
+
 type bufSink struct{ bytes.Buffer }
 
 func (b *bufSink) ID() string    { return "test" }
@@ -192,7 +222,14 @@ func TestIndexesMatchAScanAfterRandomCommandsAndRestore(t *testing.T) {
 			}
 			return TaskRef{TaskID: fmt.Sprintf("task-%d", n), RunID: fmt.Sprintf("run-%d-1", n)}
 		}
-		switch rng.Intn(14) {
+		switch rng.Intn(15) {
+		case 14:
+			// Keys from a space larger than the area's bound: evictions.
+			var p RelaySave
+			for n := 1 + rng.Intn(8); n > 0; n-- {
+				p.Targets = append(p.Targets, RelayTarget{Target: fmt.Sprintf("platform_a/client-%d/u%d", rng.Intn(12), rng.Intn(MaxRelayTargets/4)), Breaker: BreakerClosed})
+			}
+			apply(f, CmdRelaySave, p)
 		case 11:
 			apply(f, CmdConvRecover, struct{}{})
 		case 12:
@@ -251,5 +288,11 @@ func TestIndexesMatchAScanAfterRandomCommandsAndRestore(t *testing.T) {
 	f.mu.RUnlock()
 	if seq <= uint64(n) || auto == 0 {
 		t.Fatalf("the sequence exercised too little: %d tasks kept of %d (no compaction?), %d auto", n, seq, auto)
+	}
+	f.mu.RLock()
+	targets := len(f.state.Relay.Targets)
+	f.mu.RUnlock()
+	if targets != MaxRelayTargets {
+		t.Fatalf("%d relay targets kept: the sequence never reached the bound (%d), so never evicted", targets, MaxRelayTargets)
 	}
 }

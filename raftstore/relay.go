@@ -3,6 +3,8 @@ package raftstore
 import (
 	"fmt"
 	"time"
+
+	"github.com/svcd/svcd/shared/keyrange"
 )
 
 // CmdRelaySave stores relay policy state for some targets. The relay engine
@@ -24,6 +26,21 @@ const MaxRelayTargets = 2048
 // waiting are deliberately absent: they describe this process only.
 type RelayState struct {
 	Targets map[string]*RelayTarget `json:"targets"`
+	// index is Targets' keys in order, for GET /v1/browser's pages (the
+	// targets of a range of record keys). Derived (not in snapshots):
+	// normalize rebuilds it, applyRelaySave keeps it.
+	index keyrange.Keys
+}
+
+// TargetsIn calls fn for each target whose key is in r, in key order,
+// until fn returns false. Like all of State, only inside Node.Read.
+func (r *RelayState) TargetsIn(kr keyrange.Range, fn func(t *RelayTarget) bool) {
+	r.index.Walk(kr, func(key string) bool {
+		if t := r.Targets[key]; t != nil {
+			return fn(t)
+		}
+		return true
+	})
 }
 
 // RelayTarget is one target's rate-limit window, backoff and breaker.
@@ -52,6 +69,7 @@ func (r *RelayState) normalize() {
 	if r.Targets == nil {
 		r.Targets = map[string]*RelayTarget{}
 	}
+	keyrange.Reset(&r.index, r.Targets)
 }
 
 func applyRelaySave(s *State, c Command) (any, error) {
@@ -73,7 +91,10 @@ func applyRelaySave(s *State, c Command) (any, error) {
 		t := t
 		t.UpdatedAt = c.At
 		if s.Relay.Targets[t.Target] == nil {
-			evictOldest(s.Relay.Targets, MaxRelayTargets-1, func(x *RelayTarget) time.Time { return x.UpdatedAt })
+			for _, gone := range evictOldest(s.Relay.Targets, MaxRelayTargets-1, func(x *RelayTarget) time.Time { return x.UpdatedAt }) {
+				s.Relay.index.Remove(gone)
+			}
+			s.Relay.index.Add(t.Target)
 		}
 		s.Relay.Targets[t.Target] = &t
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/bridgeproto"
+	"github.com/svcd/svcd/shared/keyrange"
 	"github.com/svcd/svcd/shared/systemstate"
 	"github.com/svcd/svcd/supervisor/bridge"
 	"github.com/svcd/svcd/supervisor/relayadmit"
@@ -186,8 +187,8 @@ func (m *managedRelay) Lease(ctx context.Context, r relay.LeaseRequest) (reply r
 	return reply, err
 }
 
-func (m *managedRelay) Status(ctx context.Context) (st relay.Status, err error) {
-	err = m.call(ctx, func(r relay.Relay) error { st, err = r.Status(ctx); return err })
+func (m *managedRelay) Status(ctx context.Context, keys keyrange.Range) (st relay.Status, err error) {
+	err = m.call(ctx, func(r relay.Relay) error { st, err = r.Status(ctx, keys); return err })
 	return st, err
 }
 

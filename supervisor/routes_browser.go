@@ -11,6 +11,7 @@ import (
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/shared/bridgeproto"
+	"github.com/svcd/svcd/shared/keyrange"
 	"github.com/svcd/svcd/supervisor/bridge"
 	"github.com/svcd/svcd/supervisor/openapi"
 	"github.com/svcd/svcd/supervisor/renewal"
@@ -128,7 +129,7 @@ func (s *Server) handleBrowserRead(w http.ResponseWriter, r *http.Request) error
 		}
 		page.After = cur
 	}
-	m := s.browser.hub.ReadPage(f, page, s.relayInfo(r.Context()))
+	m := s.browser.hub.ReadPageFrom(f, page, func(keys keyrange.Range) bridge.RelayInfo { return s.relayInfo(r.Context(), keys) })
 	body, err := m.AppendJSON(api.OKBody(0), s.browser.records)
 	if err != nil {
 		return err
@@ -137,12 +138,13 @@ func (s *Server) handleBrowserRead(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-// relayInfo asks the relay for its policy and live counters; a relay that is
+// relayInfo asks the relay for its policy, and the state and live counters
+// of the targets in keys (a page's: not every target); a relay that is
 // down shows as relay_available false, the read model still answers.
-func (s *Server) relayInfo(ctx context.Context) bridge.RelayInfo {
+func (s *Server) relayInfo(ctx context.Context, keys keyrange.Range) bridge.RelayInfo {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	st, err := s.browser.relay.Status(ctx)
+	st, err := s.browser.relay.Status(ctx, keys)
 	if err != nil {
 		return bridge.RelayInfo{Error: err.Error(), Defaults: s.relayPolicy()}
 	}

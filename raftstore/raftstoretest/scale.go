@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/svcd/svcd/raftstore"
 )
@@ -23,12 +24,18 @@ type Scale struct {
 	Auto          int // of which the first Auto are switched to auto
 	Browser       int // browser records (credentials captured)
 	Jobs          int // renewal jobs created, started and finished (one per auto conversation)
+	// RelayTargets are relay targets saved as the relay flusher saves them
+	// (relay.save, batches of relayBatch): target i is browser record i's
+	// key, the target that relaying to that record makes.
+	RelayTargets int
 }
 
 // LargeScale is issue 24's state: 100,000 finished tasks with logs, 10,000
-// renewal conversations (half auto), 2,000 browser records, 5,000 jobs.
+// renewal conversations (half auto), 2,000 browser records, 5,000 jobs,
+// and a relay target for each browser record (the relay area's bound is
+// 2,048).
 func LargeScale() Scale {
-	return Scale{Tasks: 100_000, LogLines: 4, Conversations: 10_000, Auto: 5_000, Browser: 2_000, Jobs: 5_000}
+	return Scale{Tasks: 100_000, LogLines: 4, Conversations: 10_000, Auto: 5_000, Browser: 2_000, Jobs: 5_000, RelayTargets: 2_000}
 }
 
 // ScaleDivEnv divides LargeScale's counts (SVC_BENCH_STATE_DIV=100 for a
@@ -41,7 +48,7 @@ func (s Scale) Divided() Scale {
 	if err != nil || d < 2 {
 		return s
 	}
-	return Scale{Tasks: s.Tasks / d, LogLines: s.LogLines, Conversations: s.Conversations / d, Auto: s.Auto / d, Browser: s.Browser / d, Jobs: s.Jobs / d}
+	return Scale{Tasks: s.Tasks / d, LogLines: s.LogLines, Conversations: s.Conversations / d, Auto: s.Auto / d, Browser: s.Browser / d, Jobs: s.Jobs / d, RelayTargets: s.RelayTargets / d}
 }
 
 // Applier is the write path Fill uses: raftstore.Node.Apply.
@@ -102,10 +109,16 @@ func Fill(ctx context.Context, n Applier, s Scale) (int64, error) {
 			return apply(raftstore.CmdJobFinish, raftstore.JobFinish{JobID: j.ID, OK: true, DeliveryAck: &raftstore.DeliveryAck{Level: 1, StatusCode: 200}})
 		}},
 		{s.Browser, func(i int) error {
-			ref := raftstore.RecordRef{ClientID: fmt.Sprintf("client-%d", i%40), Browser: "chromium", Platform: "platform_a",
-				Account: fmt.Sprintf("user%d@example.test", i), Host: "a.example.test"}
+			ref := browserRef(i)
 			return apply(raftstore.CmdBrowserCredentials, raftstore.BrowserCredentials{RecordRef: ref,
 				Fingerprint: "sha256:" + fmt.Sprintf("%064x", i), HeaderNames: []string{"authorization", "x-session"}, HeaderCount: 2, CookieCount: 3})
+		}},
+		{(s.RelayTargets + relayBatch - 1) / relayBatch, func(i int) error {
+			var p raftstore.RelaySave
+			for j := i * relayBatch; j < min((i+1)*relayBatch, s.RelayTargets); j++ {
+				p.Targets = append(p.Targets, relayTarget(j))
+			}
+			return apply(raftstore.CmdRelaySave, p)
 		}},
 		{s.Tasks, func(i int) error {
 			v, err := n.Apply(ctx, raftstore.CmdTaskStart, raftstore.TaskStart{Kind: "instruction_batch", Title: fmt.Sprintf("batch %d", i), Source: "bench", Conversation: convLink(i % max(s.Conversations, 1)).LocalID})
@@ -132,6 +145,33 @@ func Fill(ctx context.Context, n Applier, s Scale) (int64, error) {
 		}
 	}
 	return count.Load(), nil
+}
+
+// browserRef is browser record i's client, platform and account.
+func browserRef(i int) raftstore.RecordRef {
+	return raftstore.RecordRef{ClientID: fmt.Sprintf("client-%d", i%40), Browser: "chromium", Platform: "platform_a",
+		Account: fmt.Sprintf("user%d@example.test", i), Host: "a.example.test"}
+}
+
+// relayBatch is how many targets one relay.save carries, as the relay
+// flusher sends the targets changed since its last flush together.
+const relayBatch = 50
+
+// relayTarget is record i's relay target after some traffic: a window in
+// use, every tenth backing off after a 429, every fiftieth with its breaker
+// open.
+func relayTarget(i int) raftstore.RelayTarget {
+	r := browserRef(i)
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second)
+	t := raftstore.RelayTarget{Target: raftstore.RecordKey(r.ClientID, r.Platform, r.Account), WindowStart: at, WindowCount: 1 + i%7,
+		Breaker: raftstore.BreakerClosed, LastStatus: 200, LastOutcomeAt: at, Admitted: int64(10 + i%100)}
+	if i%10 == 0 {
+		t.BackoffUntil, t.BackoffLevel, t.LastStatus, t.Refused = at.Add(2*time.Second), 1, 429, 3
+	}
+	if i%50 == 0 {
+		t.Breaker, t.BreakerFailures, t.BreakerOpenedAt, t.LastStatus = raftstore.BreakerOpen, 5, at, 503
+	}
+	return t
 }
 
 func convLink(i int) raftstore.ConvLink {

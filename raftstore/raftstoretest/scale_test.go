@@ -12,7 +12,7 @@ import (
 // Fill makes the state it says through the FSM: the bounds of each area
 // keep what they keep, and every auto conversation got its finished job.
 func TestFillMakesTheScaledState(t *testing.T) {
-	s := Scale{Tasks: 1200, LogLines: 3, Conversations: 40, Auto: 20, Browser: 30, Jobs: 20}
+	s := Scale{Tasks: 1200, LogLines: 3, Conversations: 40, Auto: 20, Browser: 30, Jobs: 20, RelayTargets: 120}
 	if os.Getenv("SVC_FILL_LARGE") != "" {
 		s = LargeScale()
 	}
@@ -49,6 +49,12 @@ func TestFillMakesTheScaledState(t *testing.T) {
 		}
 		if got := len(st.Browser.Records); got != s.Browser {
 			t.Errorf("browser records = %d, want %d", got, s.Browser)
+		}
+		if got, want := len(st.Relay.Targets), min(s.RelayTargets, raftstore.MaxRelayTargets); got != want {
+			t.Errorf("relay targets = %d, want %d", got, want)
+		}
+		if rt := st.Relay.Targets[raftstore.RecordKey("client-0", "platform_a", "user0@example.test")]; rt == nil || rt.Breaker != raftstore.BreakerOpen {
+			t.Errorf("record 0's relay target = %+v, want one with its breaker open", rt)
 		}
 		if got := st.Jobs.Seq; got != uint64(s.Jobs) {
 			t.Errorf("job seq = %d, want %d", got, s.Jobs)

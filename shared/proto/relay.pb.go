@@ -396,7 +396,11 @@ func (x *RelayReportResponse) GetChanged() bool {
 }
 
 type RelayStatusRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only the targets whose keys are in this range (state and live
+	// counters): GET /v1/browser asks for its page's. Absent (older
+	// supervisors): every target.
+	Keys          *RelayKeyRange `protobuf:"bytes,1,opt,name=keys,proto3" json:"keys,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -431,6 +435,83 @@ func (*RelayStatusRequest) Descriptor() ([]byte, []int) {
 	return file_relay_proto_rawDescGZIP(), []int{6}
 }
 
+func (x *RelayStatusRequest) GetKeys() *RelayKeyRange {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+// RelayKeyRange is the keys after `after` (exclusive; "" from the first)
+// up to `through` (inclusive) when bounded; none holds no key.
+type RelayKeyRange struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	None          bool                   `protobuf:"varint,1,opt,name=none,proto3" json:"none,omitempty"`
+	After         string                 `protobuf:"bytes,2,opt,name=after,proto3" json:"after,omitempty"`
+	Through       string                 `protobuf:"bytes,3,opt,name=through,proto3" json:"through,omitempty"`
+	Bounded       bool                   `protobuf:"varint,4,opt,name=bounded,proto3" json:"bounded,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RelayKeyRange) Reset() {
+	*x = RelayKeyRange{}
+	mi := &file_relay_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RelayKeyRange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RelayKeyRange) ProtoMessage() {}
+
+func (x *RelayKeyRange) ProtoReflect() protoreflect.Message {
+	mi := &file_relay_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RelayKeyRange.ProtoReflect.Descriptor instead.
+func (*RelayKeyRange) Descriptor() ([]byte, []int) {
+	return file_relay_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *RelayKeyRange) GetNone() bool {
+	if x != nil {
+		return x.None
+	}
+	return false
+}
+
+func (x *RelayKeyRange) GetAfter() string {
+	if x != nil {
+		return x.After
+	}
+	return ""
+}
+
+func (x *RelayKeyRange) GetThrough() string {
+	if x != nil {
+		return x.Through
+	}
+	return ""
+}
+
+func (x *RelayKeyRange) GetBounded() bool {
+	if x != nil {
+		return x.Bounded
+	}
+	return false
+}
+
 type RelayPolicy struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	WindowMs        int64                  `protobuf:"varint,1,opt,name=window_ms,json=windowMs,proto3" json:"window_ms,omitempty"`
@@ -448,7 +529,7 @@ type RelayPolicy struct {
 
 func (x *RelayPolicy) Reset() {
 	*x = RelayPolicy{}
-	mi := &file_relay_proto_msgTypes[7]
+	mi := &file_relay_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -460,7 +541,7 @@ func (x *RelayPolicy) String() string {
 func (*RelayPolicy) ProtoMessage() {}
 
 func (x *RelayPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_relay_proto_msgTypes[7]
+	mi := &file_relay_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -473,7 +554,7 @@ func (x *RelayPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RelayPolicy.ProtoReflect.Descriptor instead.
 func (*RelayPolicy) Descriptor() ([]byte, []int) {
-	return file_relay_proto_rawDescGZIP(), []int{7}
+	return file_relay_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RelayPolicy) GetWindowMs() int64 {
@@ -549,7 +630,7 @@ type RelayLive struct {
 
 func (x *RelayLive) Reset() {
 	*x = RelayLive{}
-	mi := &file_relay_proto_msgTypes[8]
+	mi := &file_relay_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -561,7 +642,7 @@ func (x *RelayLive) String() string {
 func (*RelayLive) ProtoMessage() {}
 
 func (x *RelayLive) ProtoReflect() protoreflect.Message {
-	mi := &file_relay_proto_msgTypes[8]
+	mi := &file_relay_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -574,7 +655,7 @@ func (x *RelayLive) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RelayLive.ProtoReflect.Descriptor instead.
 func (*RelayLive) Descriptor() ([]byte, []int) {
-	return file_relay_proto_rawDescGZIP(), []int{8}
+	return file_relay_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RelayLive) GetInFlight() int32 {
@@ -611,7 +692,7 @@ type RelayTargetState struct {
 
 func (x *RelayTargetState) Reset() {
 	*x = RelayTargetState{}
-	mi := &file_relay_proto_msgTypes[9]
+	mi := &file_relay_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -623,7 +704,7 @@ func (x *RelayTargetState) String() string {
 func (*RelayTargetState) ProtoMessage() {}
 
 func (x *RelayTargetState) ProtoReflect() protoreflect.Message {
-	mi := &file_relay_proto_msgTypes[9]
+	mi := &file_relay_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -636,7 +717,7 @@ func (x *RelayTargetState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RelayTargetState.ProtoReflect.Descriptor instead.
 func (*RelayTargetState) Descriptor() ([]byte, []int) {
-	return file_relay_proto_rawDescGZIP(), []int{9}
+	return file_relay_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RelayTargetState) GetTarget() string {
@@ -734,7 +815,7 @@ type RelayStatusResponse struct {
 
 func (x *RelayStatusResponse) Reset() {
 	*x = RelayStatusResponse{}
-	mi := &file_relay_proto_msgTypes[10]
+	mi := &file_relay_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -746,7 +827,7 @@ func (x *RelayStatusResponse) String() string {
 func (*RelayStatusResponse) ProtoMessage() {}
 
 func (x *RelayStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_relay_proto_msgTypes[10]
+	mi := &file_relay_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -759,7 +840,7 @@ func (x *RelayStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RelayStatusResponse.ProtoReflect.Descriptor instead.
 func (*RelayStatusResponse) Descriptor() ([]byte, []int) {
-	return file_relay_proto_rawDescGZIP(), []int{10}
+	return file_relay_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RelayStatusResponse) GetPolicy() *RelayPolicy {
@@ -791,7 +872,7 @@ type RelayTakeDirtyRequest struct {
 
 func (x *RelayTakeDirtyRequest) Reset() {
 	*x = RelayTakeDirtyRequest{}
-	mi := &file_relay_proto_msgTypes[11]
+	mi := &file_relay_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -803,7 +884,7 @@ func (x *RelayTakeDirtyRequest) String() string {
 func (*RelayTakeDirtyRequest) ProtoMessage() {}
 
 func (x *RelayTakeDirtyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_relay_proto_msgTypes[11]
+	mi := &file_relay_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -816,7 +897,7 @@ func (x *RelayTakeDirtyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RelayTakeDirtyRequest.ProtoReflect.Descriptor instead.
 func (*RelayTakeDirtyRequest) Descriptor() ([]byte, []int) {
-	return file_relay_proto_rawDescGZIP(), []int{11}
+	return file_relay_proto_rawDescGZIP(), []int{12}
 }
 
 type RelayTargetStates struct {
@@ -828,7 +909,7 @@ type RelayTargetStates struct {
 
 func (x *RelayTargetStates) Reset() {
 	*x = RelayTargetStates{}
-	mi := &file_relay_proto_msgTypes[12]
+	mi := &file_relay_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -840,7 +921,7 @@ func (x *RelayTargetStates) String() string {
 func (*RelayTargetStates) ProtoMessage() {}
 
 func (x *RelayTargetStates) ProtoReflect() protoreflect.Message {
-	mi := &file_relay_proto_msgTypes[12]
+	mi := &file_relay_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -853,7 +934,7 @@ func (x *RelayTargetStates) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RelayTargetStates.ProtoReflect.Descriptor instead.
 func (*RelayTargetStates) Descriptor() ([]byte, []int) {
-	return file_relay_proto_rawDescGZIP(), []int{12}
+	return file_relay_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RelayTargetStates) GetStates() []*RelayTargetState {
@@ -871,7 +952,7 @@ type RelayRestoreResponse struct {
 
 func (x *RelayRestoreResponse) Reset() {
 	*x = RelayRestoreResponse{}
-	mi := &file_relay_proto_msgTypes[13]
+	mi := &file_relay_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -883,7 +964,7 @@ func (x *RelayRestoreResponse) String() string {
 func (*RelayRestoreResponse) ProtoMessage() {}
 
 func (x *RelayRestoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_relay_proto_msgTypes[13]
+	mi := &file_relay_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -896,7 +977,7 @@ func (x *RelayRestoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RelayRestoreResponse.ProtoReflect.Descriptor instead.
 func (*RelayRestoreResponse) Descriptor() ([]byte, []int) {
-	return file_relay_proto_rawDescGZIP(), []int{13}
+	return file_relay_proto_rawDescGZIP(), []int{14}
 }
 
 var File_relay_proto protoreflect.FileDescriptor
@@ -937,8 +1018,14 @@ const file_relay_proto_rawDesc = "" +
 	"\tcancelled\x18\x04 \x01(\bR\tcancelled\x12\x14\n" +
 	"\x05probe\x18\x05 \x01(\bR\x05probe\"/\n" +
 	"\x13RelayReportResponse\x12\x18\n" +
-	"\achanged\x18\x01 \x01(\bR\achanged\"\x14\n" +
-	"\x12RelayStatusRequest\"\xda\x02\n" +
+	"\achanged\x18\x01 \x01(\bR\achanged\"F\n" +
+	"\x12RelayStatusRequest\x120\n" +
+	"\x04keys\x18\x01 \x01(\v2\x1c.svcd.relay.v1.RelayKeyRangeR\x04keys\"m\n" +
+	"\rRelayKeyRange\x12\x12\n" +
+	"\x04none\x18\x01 \x01(\bR\x04none\x12\x14\n" +
+	"\x05after\x18\x02 \x01(\tR\x05after\x12\x18\n" +
+	"\athrough\x18\x03 \x01(\tR\athrough\x12\x18\n" +
+	"\abounded\x18\x04 \x01(\bR\abounded\"\xda\x02\n" +
 	"\vRelayPolicy\x12\x1b\n" +
 	"\twindow_ms\x18\x01 \x01(\x03R\bwindowMs\x12\x1d\n" +
 	"\n" +
@@ -1002,7 +1089,7 @@ func file_relay_proto_rawDescGZIP() []byte {
 	return file_relay_proto_rawDescData
 }
 
-var file_relay_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_relay_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_relay_proto_goTypes = []any{
 	(*RelayLeaseRequest)(nil),     // 0: svcd.relay.v1.RelayLeaseRequest
 	(*RelayLeaseResponse)(nil),    // 1: svcd.relay.v1.RelayLeaseResponse
@@ -1011,47 +1098,49 @@ var file_relay_proto_goTypes = []any{
 	(*RelayReportRequest)(nil),    // 4: svcd.relay.v1.RelayReportRequest
 	(*RelayReportResponse)(nil),   // 5: svcd.relay.v1.RelayReportResponse
 	(*RelayStatusRequest)(nil),    // 6: svcd.relay.v1.RelayStatusRequest
-	(*RelayPolicy)(nil),           // 7: svcd.relay.v1.RelayPolicy
-	(*RelayLive)(nil),             // 8: svcd.relay.v1.RelayLive
-	(*RelayTargetState)(nil),      // 9: svcd.relay.v1.RelayTargetState
-	(*RelayStatusResponse)(nil),   // 10: svcd.relay.v1.RelayStatusResponse
-	(*RelayTakeDirtyRequest)(nil), // 11: svcd.relay.v1.RelayTakeDirtyRequest
-	(*RelayTargetStates)(nil),     // 12: svcd.relay.v1.RelayTargetStates
-	(*RelayRestoreResponse)(nil),  // 13: svcd.relay.v1.RelayRestoreResponse
-	nil,                           // 14: svcd.relay.v1.RelayLeaseRequest.ReturnedEntry
-	nil,                           // 15: svcd.relay.v1.RelayLeaseRequest.WantEntry
-	nil,                           // 16: svcd.relay.v1.RelayLeaseResponse.GrantedEntry
-	nil,                           // 17: svcd.relay.v1.RelayStatusResponse.LiveEntry
-	nil,                           // 18: svcd.relay.v1.RelayStatusResponse.TargetsEntry
+	(*RelayKeyRange)(nil),         // 7: svcd.relay.v1.RelayKeyRange
+	(*RelayPolicy)(nil),           // 8: svcd.relay.v1.RelayPolicy
+	(*RelayLive)(nil),             // 9: svcd.relay.v1.RelayLive
+	(*RelayTargetState)(nil),      // 10: svcd.relay.v1.RelayTargetState
+	(*RelayStatusResponse)(nil),   // 11: svcd.relay.v1.RelayStatusResponse
+	(*RelayTakeDirtyRequest)(nil), // 12: svcd.relay.v1.RelayTakeDirtyRequest
+	(*RelayTargetStates)(nil),     // 13: svcd.relay.v1.RelayTargetStates
+	(*RelayRestoreResponse)(nil),  // 14: svcd.relay.v1.RelayRestoreResponse
+	nil,                           // 15: svcd.relay.v1.RelayLeaseRequest.ReturnedEntry
+	nil,                           // 16: svcd.relay.v1.RelayLeaseRequest.WantEntry
+	nil,                           // 17: svcd.relay.v1.RelayLeaseResponse.GrantedEntry
+	nil,                           // 18: svcd.relay.v1.RelayStatusResponse.LiveEntry
+	nil,                           // 19: svcd.relay.v1.RelayStatusResponse.TargetsEntry
 }
 var file_relay_proto_depIdxs = []int32{
 	4,  // 0: svcd.relay.v1.RelayLeaseRequest.outcomes:type_name -> svcd.relay.v1.RelayReportRequest
-	14, // 1: svcd.relay.v1.RelayLeaseRequest.returned:type_name -> svcd.relay.v1.RelayLeaseRequest.ReturnedEntry
-	15, // 2: svcd.relay.v1.RelayLeaseRequest.want:type_name -> svcd.relay.v1.RelayLeaseRequest.WantEntry
-	16, // 3: svcd.relay.v1.RelayLeaseResponse.granted:type_name -> svcd.relay.v1.RelayLeaseResponse.GrantedEntry
-	7,  // 4: svcd.relay.v1.RelayStatusResponse.policy:type_name -> svcd.relay.v1.RelayPolicy
-	17, // 5: svcd.relay.v1.RelayStatusResponse.live:type_name -> svcd.relay.v1.RelayStatusResponse.LiveEntry
-	18, // 6: svcd.relay.v1.RelayStatusResponse.targets:type_name -> svcd.relay.v1.RelayStatusResponse.TargetsEntry
-	9,  // 7: svcd.relay.v1.RelayTargetStates.states:type_name -> svcd.relay.v1.RelayTargetState
-	8,  // 8: svcd.relay.v1.RelayStatusResponse.LiveEntry.value:type_name -> svcd.relay.v1.RelayLive
-	9,  // 9: svcd.relay.v1.RelayStatusResponse.TargetsEntry.value:type_name -> svcd.relay.v1.RelayTargetState
-	2,  // 10: svcd.relay.v1.Relay.Admit:input_type -> svcd.relay.v1.RelayAdmitRequest
-	4,  // 11: svcd.relay.v1.Relay.Report:input_type -> svcd.relay.v1.RelayReportRequest
-	6,  // 12: svcd.relay.v1.Relay.Status:input_type -> svcd.relay.v1.RelayStatusRequest
-	11, // 13: svcd.relay.v1.Relay.TakeDirty:input_type -> svcd.relay.v1.RelayTakeDirtyRequest
-	12, // 14: svcd.relay.v1.Relay.Restore:input_type -> svcd.relay.v1.RelayTargetStates
-	0,  // 15: svcd.relay.v1.Relay.Lease:input_type -> svcd.relay.v1.RelayLeaseRequest
-	3,  // 16: svcd.relay.v1.Relay.Admit:output_type -> svcd.relay.v1.RelayAdmitResponse
-	5,  // 17: svcd.relay.v1.Relay.Report:output_type -> svcd.relay.v1.RelayReportResponse
-	10, // 18: svcd.relay.v1.Relay.Status:output_type -> svcd.relay.v1.RelayStatusResponse
-	12, // 19: svcd.relay.v1.Relay.TakeDirty:output_type -> svcd.relay.v1.RelayTargetStates
-	13, // 20: svcd.relay.v1.Relay.Restore:output_type -> svcd.relay.v1.RelayRestoreResponse
-	1,  // 21: svcd.relay.v1.Relay.Lease:output_type -> svcd.relay.v1.RelayLeaseResponse
-	16, // [16:22] is the sub-list for method output_type
-	10, // [10:16] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	15, // 1: svcd.relay.v1.RelayLeaseRequest.returned:type_name -> svcd.relay.v1.RelayLeaseRequest.ReturnedEntry
+	16, // 2: svcd.relay.v1.RelayLeaseRequest.want:type_name -> svcd.relay.v1.RelayLeaseRequest.WantEntry
+	17, // 3: svcd.relay.v1.RelayLeaseResponse.granted:type_name -> svcd.relay.v1.RelayLeaseResponse.GrantedEntry
+	7,  // 4: svcd.relay.v1.RelayStatusRequest.keys:type_name -> svcd.relay.v1.RelayKeyRange
+	8,  // 5: svcd.relay.v1.RelayStatusResponse.policy:type_name -> svcd.relay.v1.RelayPolicy
+	18, // 6: svcd.relay.v1.RelayStatusResponse.live:type_name -> svcd.relay.v1.RelayStatusResponse.LiveEntry
+	19, // 7: svcd.relay.v1.RelayStatusResponse.targets:type_name -> svcd.relay.v1.RelayStatusResponse.TargetsEntry
+	10, // 8: svcd.relay.v1.RelayTargetStates.states:type_name -> svcd.relay.v1.RelayTargetState
+	9,  // 9: svcd.relay.v1.RelayStatusResponse.LiveEntry.value:type_name -> svcd.relay.v1.RelayLive
+	10, // 10: svcd.relay.v1.RelayStatusResponse.TargetsEntry.value:type_name -> svcd.relay.v1.RelayTargetState
+	2,  // 11: svcd.relay.v1.Relay.Admit:input_type -> svcd.relay.v1.RelayAdmitRequest
+	4,  // 12: svcd.relay.v1.Relay.Report:input_type -> svcd.relay.v1.RelayReportRequest
+	6,  // 13: svcd.relay.v1.Relay.Status:input_type -> svcd.relay.v1.RelayStatusRequest
+	12, // 14: svcd.relay.v1.Relay.TakeDirty:input_type -> svcd.relay.v1.RelayTakeDirtyRequest
+	13, // 15: svcd.relay.v1.Relay.Restore:input_type -> svcd.relay.v1.RelayTargetStates
+	0,  // 16: svcd.relay.v1.Relay.Lease:input_type -> svcd.relay.v1.RelayLeaseRequest
+	3,  // 17: svcd.relay.v1.Relay.Admit:output_type -> svcd.relay.v1.RelayAdmitResponse
+	5,  // 18: svcd.relay.v1.Relay.Report:output_type -> svcd.relay.v1.RelayReportResponse
+	11, // 19: svcd.relay.v1.Relay.Status:output_type -> svcd.relay.v1.RelayStatusResponse
+	13, // 20: svcd.relay.v1.Relay.TakeDirty:output_type -> svcd.relay.v1.RelayTargetStates
+	14, // 21: svcd.relay.v1.Relay.Restore:output_type -> svcd.relay.v1.RelayRestoreResponse
+	1,  // 22: svcd.relay.v1.Relay.Lease:output_type -> svcd.relay.v1.RelayLeaseResponse
+	17, // [17:23] is the sub-list for method output_type
+	11, // [11:17] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_relay_proto_init() }
@@ -1065,7 +1154,7 @@ func file_relay_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_relay_proto_rawDesc), len(file_relay_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/bridgeproto"
+	"github.com/svcd/svcd/shared/keyrange"
 )
 
 // Views of a record (SPEC.md records[].view).
@@ -21,6 +22,12 @@ const (
 type Filter struct {
 	Platform, Account, Browser, ClientID, Host, Status string
 }
+
+// RelaySource gives the relay engine's part of one page: asked once, after
+// the page's records are chosen, for the targets whose keys fall in the
+// page's range of record keys (keys). It may give more targets than asked
+// for: the read model keeps those of the range.
+type RelaySource func(keys keyrange.Range) RelayInfo
 
 // RelayInfo is what the relay engine adds to the read model: its defaults
 // and the in-process counters of each target (never persisted).
@@ -192,12 +199,20 @@ func (h *Hub) ReadModel(f Filter, relay RelayInfo) ReadModel {
 	return h.ReadPage(f, Page{}, relay)
 }
 
-// ReadPage merges live connections with persisted records and the relay
-// state, applies f and returns page p (readpage.go). Records come from the
-// FSM's key index and automation conversations from its recency index, so
-// a page costs its own length; the summary's counts of every record are
-// kept while the state and the live connections stay as they are.
+// ReadPage is ReadPageFrom with relay as the relay engine's part of any
+// page.
 func (h *Hub) ReadPage(f Filter, p Page, relay RelayInfo) ReadModel {
+	return h.ReadPageFrom(f, p, func(keyrange.Range) RelayInfo { return relay })
+}
+
+// ReadPageFrom merges live connections with persisted records and the
+// relay state, applies f and returns page p (readpage.go). Records come
+// from the FSM's key index, automation conversations from its recency
+// index and the page's relay targets from the relay area's key index and
+// relay (asked for the page's range only), so a page costs its own length;
+// the summary's counts of every record are kept while the state and the
+// live connections stay as they are.
+func (h *Hub) ReadPageFrom(f Filter, p Page, relay RelaySource) ReadModel {
 	now := time.Now().UTC()
 	liveSeen := h.liveSeen()
 	remotes := map[string]string{}
@@ -212,8 +227,7 @@ func (h *Hub) ReadPage(f Filter, p Page, relay RelayInfo) ReadModel {
 			LostAfterMs: h.cfg.LostAfter.Milliseconds(), SweepIntervalMs: h.cfg.SweepInterval.Milliseconds(),
 			KeepaliveMs: h.cfg.KeepaliveInterval.Milliseconds(), ActionTimeoutMs: h.cfg.ActionTimeout.Milliseconds(),
 			RequestTimeoutMs: h.cfg.RequestTimeout.Milliseconds(),
-			Relay:            relay.Defaults, RelayAvailable: relay.Available, RelayError: relay.Error,
-			Targets: map[string]TargetDiag{},
+			Targets:          map[string]TargetDiag{},
 		},
 	}
 	next := Cursor{records: listPos{done: true}, automation: listPos{done: true}}
@@ -231,7 +245,7 @@ func (h *Hub) ReadPage(f Filter, p Page, relay RelayInfo) ReadModel {
 			m.AutomationConversations = []bridgeproto.AutomationConversation{}
 		}
 	}
-	span := keyRange{none: p.After.records.done, from: p.After.records.after}
+	span := keyrange.Range{None: p.After.records.done, After: p.After.records.after}
 	h.host.Read(func(s *raftstore.State) {
 		m.ShellRuntime = rawOrNull(s.Browser.ShellRuntime)
 		m.LastActionResult = copyResult(s.Browser.LastActionResult)
@@ -257,37 +271,24 @@ func (h *Hub) ReadPage(f Filter, p Page, relay RelayInfo) ReadModel {
 				v.Status = raftstore.StatusStale
 			}
 			countStatus(&m.Summary, v.Status)
-			if span.has(v.Key) {
+			if span.Has(v.Key) {
 				liveOnly = append(liveOnly, v)
 			}
 		}
 		sort.Slice(liveOnly, func(i, j int) bool { return liveOnly[i].Key < liveOnly[j].Key })
-		if !span.none {
+		if !span.None {
 			h.pageRecords(s, f, p.Limit, &span, liveOnly, liveSeen, now, &m, &next)
 		}
-		// Relay state of targets without a record (a raw relay to a client
-		// that never captured that platform).
-		for key, rt := range s.Relay.Targets {
-			if !span.has(key) {
-				continue
-			}
-			d := m.Policy.Targets[key]
+		// Persisted relay state of the page's targets, also of those
+		// without a record (a raw relay to a client that never captured
+		// that platform).
+		s.Relay.TargetsIn(span, func(rt *raftstore.RelayTarget) bool {
+			d := m.Policy.Targets[rt.Target]
 			c := *rt
 			d.Relay = &c
-			m.Policy.Targets[key] = d
-		}
-		for key, rt := range relay.Targets {
-			if !span.has(key) {
-				continue
-			}
-			d := m.Policy.Targets[key]
-			c := rt
-			if d.Relay != nil {
-				c.UpdatedAt = d.Relay.UpdatedAt
-			}
-			d.Relay = &c
-			m.Policy.Targets[key] = d
-		}
+			m.Policy.Targets[rt.Target] = d
+			return true
+		})
 		for id, cl := range s.Browser.Clients {
 			if f.ClientID != "" && f.ClientID != id || f.Browser != "" && f.Browser != cl.Browser {
 				continue
@@ -305,8 +306,25 @@ func (h *Hub) ReadPage(f Filter, p Page, relay RelayInfo) ReadModel {
 			m.Clients = append(m.Clients, cv)
 		}
 	})
-	for key, l := range relay.Live {
-		if !span.has(key) {
+	// The engine's view, ahead of the last flush, once the page's range
+	// is known (and outside the FSM's read lock: it may be a round trip
+	// to the relay worker).
+	info := relay(span)
+	m.Policy.Relay, m.Policy.RelayAvailable, m.Policy.RelayError = info.Defaults, info.Available, info.Error
+	for key, rt := range info.Targets {
+		if !span.Has(key) {
+			continue
+		}
+		d := m.Policy.Targets[key]
+		c := rt
+		if d.Relay != nil {
+			c.UpdatedAt = d.Relay.UpdatedAt
+		}
+		d.Relay = &c
+		m.Policy.Targets[key] = d
+	}
+	for key, l := range info.Live {
+		if !span.Has(key) {
 			continue
 		}
 		d := m.Policy.Targets[key]
@@ -326,12 +344,12 @@ func (h *Hub) ReadPage(f Filter, p Page, relay RelayInfo) ReadModel {
 	return m
 }
 
-// pageRecords walks the records after span.from in key order, persisted
+// pageRecords walks the records after span.After in key order, persisted
 // (the FSM's key index) and live-only ones merged, and keeps the first
 // limit (0: all) that match f. The targets of every record walked up to
 // the page's last key go into policy.targets; span ends at that key when
 // another match follows (next.records then names it).
-func (h *Hub) pageRecords(s *raftstore.State, f Filter, limit int, span *keyRange, liveOnly []RecordView, liveSeen map[string]time.Time, now time.Time, m *ReadModel, next *Cursor) {
+func (h *Hub) pageRecords(s *raftstore.State, f Filter, limit int, span *keyrange.Range, liveOnly []RecordView, liveSeen map[string]time.Time, now time.Time, m *ReadModel, next *Cursor) {
 	more := false
 	take := func(v RecordView) bool {
 		if !f.match(v) {
@@ -345,7 +363,7 @@ func (h *Hub) pageRecords(s *raftstore.State, f Filter, limit int, span *keyRang
 		return true
 	}
 	walked := map[string]TargetDiag{}
-	s.Browser.RecordsAfter(span.from, func(r *raftstore.BrowserRecord) bool {
+	s.Browser.RecordsAfter(span.After, func(r *raftstore.BrowserRecord) bool {
 		for len(liveOnly) > 0 && liveOnly[0].Key < r.Key {
 			if !take(liveOnly[0]) {
 				return false
@@ -364,11 +382,11 @@ func (h *Hub) pageRecords(s *raftstore.State, f Filter, limit int, span *keyRang
 	}
 	if more {
 		last := m.Records[len(m.Records)-1].Key
-		span.to, span.bounded = last, true
+		span.Through, span.Bounded = last, true
 		next.records = listPos{after: last}
 	}
 	for key, d := range walked {
-		if span.has(key) {
+		if span.Has(key) {
 			m.Policy.Targets[key] = d
 		}
 	}

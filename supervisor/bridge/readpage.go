@@ -94,19 +94,3 @@ func ParseCursor(s string, validAutomation func(string) bool) (Cursor, bool) {
 	}
 	return Cursor{records: rec, automation: auto}, true
 }
-
-// keyRange is the record keys a page covers: after from (exclusive), up to
-// to (inclusive; open when to is "" and !bounded).
-type keyRange struct {
-	none    bool // the records list was done before this page
-	from    string
-	to      string
-	bounded bool
-}
-
-func (r keyRange) has(key string) bool {
-	if r.none || key <= r.from && r.from != "" {
-		return false
-	}
-	return !r.bounded || key <= r.to
-}

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/svcd/svcd/shared/keyrange"
 	"github.com/svcd/svcd/workers/relay"
 )
 
@@ -60,7 +61,7 @@ func (w *worker) client() Backend {
 }
 
 func (w *worker) target(name string) (relay.TargetState, relay.Live) {
-	st, _ := w.e.Status(context.Background())
+	st, _ := w.e.Status(context.Background(), keyrange.Range{})
 	return st.Targets[name], st.Live[name]
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/svcd/svcd/shared/keyrange"
 )
 
 // Engine is the in-process implementation of Relay.
@@ -13,7 +15,10 @@ type Engine struct {
 
 	mu      sync.Mutex
 	targets map[string]*target
-	dirty   map[string]bool
+	// keys is targets' keys in order: Status of a range of keys (one
+	// GET /v1/browser page) walks that range, not every target.
+	keys  keyrange.Keys
+	dirty map[string]bool
 }
 
 // target is one target's state plus its in-process counters.
@@ -44,6 +49,7 @@ func (e *Engine) get(name string) *target {
 	if t == nil {
 		t = &target{TargetState: TargetState{Target: name, Breaker: BreakerClosed}, slot: make(chan struct{})}
 		e.targets[name] = t
+		e.keys.Add(name)
 	}
 	return t
 }
@@ -190,17 +196,19 @@ func (e *Engine) report(o Outcome) bool {
 }
 
 // Status implements Relay.
-func (e *Engine) Status(ctx context.Context) (Status, error) {
+func (e *Engine) Status(ctx context.Context, keys keyrange.Range) (Status, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	live := map[string]Live{}
-	targets := make(map[string]TargetState, len(e.targets))
-	for name, t := range e.targets {
+	targets := map[string]TargetState{}
+	e.keys.Walk(keys, func(name string) bool {
+		t := e.targets[name]
 		if t.inFlight > 0 || t.waiting > 0 {
 			live[name] = Live{InFlight: t.inFlight, Waiting: t.waiting}
 		}
 		targets[name] = t.TargetState
-	}
+		return true
+	})
 	return Status{Policy: e.policy, Live: live, Targets: targets}, nil
 }
 

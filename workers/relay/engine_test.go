@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/svcd/svcd/shared/keyrange"
 )
 
 type clock struct {
@@ -82,7 +84,7 @@ func TestBackoffHonoursRetryAfterAndResetsOnSuccess(t *testing.T) {
 	if ch, _ := e.Report(context.Background(), Outcome{Target: "a", Status: 200}); !ch {
 		t.Fatal("recovery is a state change")
 	}
-	st, _ := e.Status(context.Background())
+	st, _ := e.Status(context.Background(), keyrange.Range{})
 	if s := st.Targets["a"]; s.BackoffLevel != 0 || s.BackoffUntilMs != 0 {
 		t.Fatalf("not reset: %+v", s)
 	}
@@ -126,7 +128,7 @@ func TestBreakerOpensHalfOpensAndCloses(t *testing.T) {
 	c.add(time.Second)
 	probe = admit(t, e, "a")
 	e.Report(context.Background(), Outcome{Target: "a", Status: 200, Probe: probe.Probe})
-	st, _ := e.Status(context.Background())
+	st, _ := e.Status(context.Background(), keyrange.Range{})
 	if st.Targets["a"].Breaker != BreakerClosed {
 		t.Fatalf("probe success must close: %+v", st.Targets["a"])
 	}
@@ -153,13 +155,13 @@ func TestOnlyTheProbeDecidesHalfOpen(t *testing.T) {
 		if d := admit(t, e, "a"); d.Allowed || d.Reason != "circuit_half_open" {
 			t.Fatalf("after a late %d the probe's place was given away: %+v", status, d)
 		}
-		st, _ := e.Status(context.Background())
+		st, _ := e.Status(context.Background(), keyrange.Range{})
 		if st.Targets["a"].Breaker != BreakerHalfOpen {
 			t.Fatalf("a late %d decided the breaker: %+v", status, st.Targets["a"])
 		}
 	}
 	e.Report(context.Background(), Outcome{Target: "a", Status: 200, Probe: true})
-	if st, _ := e.Status(context.Background()); st.Targets["a"].Breaker != BreakerClosed {
+	if st, _ := e.Status(context.Background(), keyrange.Range{}); st.Targets["a"].Breaker != BreakerClosed {
 		t.Fatalf("the probe's success must close: %+v", st.Targets["a"])
 	}
 }
@@ -173,7 +175,7 @@ func TestConcurrencyWaitsThenRefusesAndCountsLive(t *testing.T) {
 	go func() { d, _ := e.Admit(context.Background(), "a"); got <- d }()
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		st, _ := e.Status(context.Background())
+		st, _ := e.Status(context.Background(), keyrange.Range{})
 		if st.Live["a"].Waiting == 1 && st.Live["a"].InFlight == 1 {
 			break
 		}
@@ -209,7 +211,7 @@ func TestDirtyAndRestore(t *testing.T) {
 	if d := admit(t, f, "a"); d.Reason != "circuit_open" {
 		t.Fatalf("restored engine admits: %+v", d)
 	}
-	st, _ := f.Status(context.Background())
+	st, _ := f.Status(context.Background(), keyrange.Range{})
 	if len(st.Live) != 0 {
 		t.Fatal("in-process counters restored")
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/svcd/svcd/shared/keyrange"
 	pb "github.com/svcd/svcd/shared/proto"
 )
 
@@ -53,8 +54,10 @@ func (c *GRPCClient) Report(ctx context.Context, o Outcome) (bool, error) {
 	return r.Changed, nil
 }
 
-func (c *GRPCClient) Status(ctx context.Context) (Status, error) {
-	r, err := c.client.Status(ctx, &pb.RelayStatusRequest{})
+// Status asks for the targets of keys only. A worker built before ranged
+// Status answers with every target: the caller keeps those of its range.
+func (c *GRPCClient) Status(ctx context.Context, keys keyrange.Range) (Status, error) {
+	r, err := c.client.Status(ctx, &pb.RelayStatusRequest{Keys: &pb.RelayKeyRange{None: keys.None, After: keys.After, Through: keys.Through, Bounded: keys.Bounded}})
 	if err != nil {
 		return Status{}, err
 	}
@@ -107,8 +110,12 @@ func (s *GRPCServer) Report(ctx context.Context, r *pb.RelayReportRequest) (*pb.
 	return &pb.RelayReportResponse{Changed: changed}, nil
 }
 
-func (s *GRPCServer) Status(ctx context.Context, _ *pb.RelayStatusRequest) (*pb.RelayStatusResponse, error) {
-	st, err := s.impl.Status(ctx)
+func (s *GRPCServer) Status(ctx context.Context, r *pb.RelayStatusRequest) (*pb.RelayStatusResponse, error) {
+	var keys keyrange.Range // every target, for a caller that names no range
+	if k := r.GetKeys(); k != nil {
+		keys = keyrange.Range{None: k.None, After: k.After, Through: k.Through, Bounded: k.Bounded}
+	}
+	st, err := s.impl.Status(ctx, keys)
 	if err != nil {
 		return nil, err
 	}

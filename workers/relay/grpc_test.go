@@ -2,12 +2,18 @@ package relay
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/svcd/svcd/shared/keyrange"
+	pb "github.com/svcd/svcd/shared/proto"
 )
 
 // grpcPair serves an engine through the plugin's gRPC server half on a
@@ -60,8 +66,45 @@ func TestGRPCHalvesCarryTheProbe(t *testing.T) {
 	if _, err := r.Report(ctx, Outcome{Target: "a", Status: 200, Probe: probe.Probe}); err != nil {
 		t.Fatal(err)
 	}
-	st, err := r.Status(ctx)
+	st, err := r.Status(ctx, keyrange.Range{})
 	if err != nil || st.Targets["a"].Breaker != BreakerClosed {
 		t.Fatalf("after the probe's success over gRPC: %+v %v", st.Targets["a"], err)
+	}
+}
+
+// Status over gRPC gives the targets of the range asked for, with their
+// live counters, and nothing of the others; a request that names no range
+// (a supervisor built before ranged Status) gets every target.
+func TestGRPCStatusOfARange(t *testing.T) {
+	e, _ := newTestEngine(Policy{MaxInFlight: 4})
+	r := grpcPair(t, e)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, name := range []string{"d", "b", "e", "a", "c"} {
+		if d, err := r.Admit(ctx, name); err != nil || !d.Allowed {
+			t.Fatalf("admit %s: %+v %v", name, d, err)
+		}
+	}
+	names := func(st Status) (targets, live string) {
+		return fmt.Sprint(slices.Sorted(maps.Keys(st.Targets))), fmt.Sprint(slices.Sorted(maps.Keys(st.Live)))
+	}
+	for _, c := range []struct {
+		keys keyrange.Range
+		want string
+	}{
+		{keyrange.Range{}, "[a b c d e]"},
+		{keyrange.Range{After: "b"}, "[c d e]"},
+		{keyrange.Range{After: "a", Through: "c", Bounded: true}, "[b c]"},
+		{keyrange.Range{Through: "bb", Bounded: true}, "[a b]"},
+		{keyrange.Range{None: true}, "[]"},
+	} {
+		st, err := r.Status(ctx, c.keys)
+		if targets, live := names(st); err != nil || targets != c.want || live != c.want || st.Policy.MaxInFlight != 4 {
+			t.Errorf("Status(%+v): targets %s, live %s, policy %+v, %v; want %s of both", c.keys, targets, live, st.Policy, err, c.want)
+		}
+	}
+	old, err := r.(*GRPCClient).client.Status(ctx, &pb.RelayStatusRequest{})
+	if err != nil || len(old.Targets) != 5 || len(old.Live) != 5 {
+		t.Fatalf("Status without a range: %d targets, %d live, %v; want every one", len(old.GetTargets()), len(old.GetLive()), err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/svcd/svcd/shared/keyrange"
 )
 
 func lease(t *testing.T, e *Engine, r LeaseRequest) LeaseReply {
@@ -29,7 +31,7 @@ func TestLeaseCountsTokensLikeAdmissions(t *testing.T) {
 	}
 	got = lease(t, e, LeaseRequest{Returned: map[string]int{"a": 2},
 		Outcomes: []Outcome{{Target: "a", Status: 200}, {Target: "a", Status: 200}}})
-	st, _ := e.Status(context.Background())
+	st, _ := e.Status(context.Background(), keyrange.Range{})
 	if st.Live["a"].InFlight != 0 || st.Targets["a"].WindowCount != 2 || st.Targets["a"].Admitted != 2 || len(got.Revoked) != 0 {
 		t.Fatalf("after two used and two returned: live %+v state %+v reply %+v", st.Live["a"], st.Targets["a"], got)
 	}
@@ -44,7 +46,7 @@ func TestLeaseCountsTokensLikeAdmissions(t *testing.T) {
 	}
 	// The window (10) now holds 2 + 4 + 4: one more admission fits, not two.
 	lease(t, e, LeaseRequest{Returned: map[string]int{"a": 4}})
-	st, _ = e.Status(context.Background())
+	st, _ = e.Status(context.Background(), keyrange.Range{})
 	if st.Targets["a"].WindowCount != 6 {
 		t.Fatalf("window count after giving four back: %+v", st.Targets["a"])
 	}
@@ -82,7 +84,7 @@ func TestLeaseIntoARestartedEngine(t *testing.T) {
 	e, _ := newTestEngine(Policy{BreakerFailures: 3})
 	got := lease(t, e, LeaseRequest{Returned: map[string]int{"a": 5},
 		Outcomes: []Outcome{{Target: "a", Status: 503}, {Target: "a", Status: 503}}})
-	st, _ := e.Status(context.Background())
+	st, _ := e.Status(context.Background(), keyrange.Range{})
 	if st.Live["a"].InFlight != 0 || st.Targets["a"].Admitted != 0 || st.Targets["a"].WindowCount != 0 || st.Targets["a"].BreakerFailures != 2 || !got.Changed {
 		t.Fatalf("restarted engine: live %+v state %+v", st.Live["a"], st.Targets["a"])
 	}
@@ -97,7 +99,7 @@ func TestLeaseGiveBackAcrossAWindow(t *testing.T) {
 		t.Fatalf("admit in a new window: %+v", d)
 	}
 	lease(t, e, LeaseRequest{Returned: map[string]int{"a": 5}})
-	st, _ := e.Status(context.Background())
+	st, _ := e.Status(context.Background(), keyrange.Range{})
 	if st.Targets["a"].WindowCount != 1 || st.Live["a"].InFlight != 1 {
 		t.Fatalf("after giving old tokens back: %+v %+v", st.Targets["a"], st.Live["a"])
 	}

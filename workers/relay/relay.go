@@ -6,7 +6,11 @@
 // runs in the relay worker process (go-plugin); this file is its interface.
 package relay
 
-import "context"
+import (
+	"context"
+
+	"github.com/svcd/svcd/shared/keyrange"
+)
 
 // Relay is the engine as the supervisor sees it, in-process or over gRPC.
 type Relay interface {
@@ -15,8 +19,9 @@ type Relay interface {
 	Admit(ctx context.Context, target string) (Decision, error)
 	// Report ends an admitted request and feeds its outcome to the policy.
 	Report(ctx context.Context, o Outcome) (Changed bool, err error)
-	// Status is the policy and the in-process counters per target.
-	Status(ctx context.Context) (Status, error)
+	// Status is the policy, and the state and in-process counters of the
+	// targets whose keys are in keys (keyrange.Range{}: every target).
+	Status(ctx context.Context, keys keyrange.Range) (Status, error)
 	// TakeDirty returns targets changed since the last call, for the
 	// supervisor to persist through raft.
 	TakeDirty(ctx context.Context) ([]TargetState, error)
@@ -75,7 +80,8 @@ type Live struct {
 	Waiting  int `json:"waiting"`
 }
 
-// Status is the engine's policy and live counters.
+// Status is the engine's policy and its targets' state and live counters
+// (those of the range asked for).
 type Status struct {
 	Policy  Policy                 `json:"policy"`
 	Live    map[string]Live        `json:"live"`
