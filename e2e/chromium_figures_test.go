@@ -111,13 +111,15 @@ func relayFigure(t *testing.T, b *browser, d *harness.Daemon, site *fakeSite, ta
 	timed := func(f func()) time.Duration { t0 := time.Now(); f(); return time.Since(t0) }
 	// Reloaded, the page has the registered page relay from its start
 	// (no relay ran in it yet): 1 here, else its first relay injects it.
-	_ = b.eval(tab, `location.reload()`, nil)
+	// (The old document's mark tells it from the new one: before, the
+	// check could read the page still complete before the navigation.)
+	_ = b.eval(tab, `window.__svcdBeforeReload = true; location.reload()`, nil)
 	var registered bool
 	waitUntil(t, 15*time.Second, "the reloaded page", func() bool {
 		var st string
-		return b.eval(tab, `document.readyState`, &st) == nil && st == "complete"
+		return b.eval(tab, `window.__svcdBeforeReload ? 'old' : document.readyState`, &st) == nil && st == "complete"
 	})
-	_ = b.eval(tab, `document.documentElement.dataset.svcdPageRelay === '1'`, &registered)
+	_ = b.eval(tab, `!!document.documentElement.dataset.svcdPageRelay`, &registered)
 	// A hidden page's renderer may be throttled: say which it was.
 	var visible bool
 	_ = b.eval(tab, `document.visibilityState === 'visible'`, &visible)

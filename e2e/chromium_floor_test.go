@@ -14,15 +14,15 @@ import (
 // the service worker through CDP; nothing in the extension is added for
 // them.
 //
-//   - tab echo: the worker's port to the tab's content script, the
-//     window.postMessage to the page relay in the MAIN world, and back,
+//   - tab echo: the worker's port to the tab's content script, its hop to
+//     the page relay in the MAIN world, and back,
 //     with no network: the request is a GET with a body, which the page's
 //     fetch refuses at once (TypeError, nothing leaves the page), so the
 //     extension's own content script and page relay answer it as an error.
 //     Timed in the worker (performance.now, 100 us steps).
 //   - page hop: the page relay's part of that echo alone, from the page's
-//     MAIN world (window.postMessage to the page relay and its answer, the
-//     same refused fetch), timed in the page: tab echo - page hop is the
+//     MAIN world (a request to the page relay and its answer, the same
+//     refused fetch), timed in the page: tab echo - page hop is the
 //     worker <-> content script port, the cross-process part.
 //   - worker socket: a second WebSocket from the same service worker to
 //     the daemon, as client floorClientID, whose JS answers each
@@ -133,15 +133,24 @@ func (f *floors) tabEcho() time.Duration {
 }
 
 // pageHopJS is one page hop, timed in the page (µs): the page relay takes
-// a request posted in the MAIN world as it takes the content script's
-// (the content script ignores the answer: the nonce is not one of its).
+// a request sent from the MAIN world as it takes the content script's (the
+// content script ignores the answer: the nonce is not one of its). A page
+// relay marked '2' talks by CustomEvents, an older one (an A/B's extension
+// copy, mark '1') by window.postMessage.
 const pageHopJS = `(async () => {
   const n = 'hop-' + crypto.randomUUID();
-  const got = new Promise((ok) => { const f = (ev) => {
-    if (ev.source !== window || !ev.data || ev.data.svcdRelayReply !== n) return;
-    removeEventListener('message', f); ok(ev.data.msg); }; addEventListener('message', f); });
+  const events = document.documentElement.dataset.svcdPageRelay === '2';
+  const req = {method: 'GET', path: '/', headers: {}, body: 'x', timeoutMs: 5000, stream: false};
+  const got = new Promise((ok) => {
+    const type = events ? 'svcd-relay-reply' : 'message';
+    const f = (ev) => {
+      const r = events ? JSON.parse(ev.detail) : (ev.source === window && ev.data && {n: ev.data.svcdRelayReply, msg: ev.data.msg});
+      if (!r || r.n !== n) return;
+      removeEventListener(type, f); ok(r.msg); };
+    addEventListener(type, f); });
   const t0 = performance.now();
-  window.postMessage({svcdRelay: n, req: {method: 'GET', path: '/', headers: {}, body: 'x', timeoutMs: 5000, stream: false}}, '*');
+  if (events) dispatchEvent(new CustomEvent('svcd-relay', {detail: JSON.stringify({n, req})}));
+  else window.postMessage({svcdRelay: n, req}, '*');
   const msg = await got;
   const us = Math.round((performance.now() - t0) * 1000);
   if (!msg.error || msg.aborted) throw new Error('page hop answered ' + JSON.stringify(msg));
