@@ -146,7 +146,7 @@ func relayFigure(t *testing.T, b *browser, d *harness.Daemon, site *fakeSite, ta
 	added, daemonShare := se.P50us-sp.P50us, sg.P50us-sd.P50us
 	// The path with none of our relay code on it: the page's own fetch, the
 	// worker socket's relay (daemon and Chromium's socket hops) and the tab
-	// echo (Chromium's port and the page's postMessage). Sums of p50s, not
+	// echo (Chromium's port and the page hop). Sums of p50s, not
 	// the p50 of a sum: an estimate, each leg's p50 taken in this run.
 	floorP50 := sp.P50us + ss.P50us + sx.P50us
 	benchfig.Report(t, benchfig.Figure{ID: "E1relay", Name: "buffered relay through the real extension vs the same page fetching the same URL itself",
@@ -164,7 +164,7 @@ func relayFigure(t *testing.T, b *browser, d *harness.Daemon, site *fakeSite, ta
 			"the seven alternate one at a time; daemon_share = Go plugin relay - direct fetch, extension_share = added - daemon_share; " +
 			"floor_socket_relay = a relay answered at once by a second socket of the service worker (no tab, no fetch, no sw.js code), " +
 			"floor_tab_echo = worker -> content script -> page relay -> back with no fetch (timed in the worker, 100 us steps); " +
-			"floor_page_hop = its page relay part alone (postMessage in the page, timed in the page), port_share = tab echo - page hop; " +
+			"floor_page_hop = its page relay part alone (sent from the page's MAIN world, timed in the page), port_share = tab echo - page hop; " +
 			"socket_share = floor_socket_relay - daemon_share (Chromium's socket hops over a Go client's); " +
 			"extension_floor = page + floor_socket_relay + floor_tab_echo (p50s); added_floor = extension_floor - page; above_floor = relay - extension_floor"})
 }
