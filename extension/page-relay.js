@@ -16,12 +16,14 @@
 // mark tells a content script this relay speaks events: an older relay
 // left in a page (postMessage, mark '1') makes the worker inject this one.
 (() => {
-  if (window.__svcdPageRelay2) return;
-  window.__svcdPageRelay2 = true;
   // The content script (another JS world, same DOM) sees this mark: a page
-  // without it makes the worker put the relay in again.
+  // without it makes the worker put the relay in again. Put in again, the
+  // relay marks the page once more (whatever changed the mark since).
   const mark = () => { document.documentElement.dataset.svcdPageRelay = '2'; };
-  if (document.documentElement) mark(); else document.addEventListener('readystatechange', mark, { once: true });
+  const markNow = () => { if (document.documentElement) mark(); else document.addEventListener('readystatechange', mark, { once: true }); };
+  if (window.__svcdPageRelay2) { markNow(); return; }
+  window.__svcdPageRelay2 = true;
+  markNow();
   const running = new Map(); // nonce -> AbortController
   window.addEventListener('svcd-relay', async (ev) => {
     let d;
