@@ -261,10 +261,18 @@ for (const ev of [chrome.tabs.onCreated, chrome.tabs.onUpdated, chrome.tabs.onRe
   ev.addListener(() => { tabsCache = null; });
 }
 
+// platformTabs: the tabs of a platform, kept for the same tab list and
+// adapters (every relay picks its tab here; naming each tab's platform
+// parses its URL). Callers do not change the list.
+let platformTabsFor = { tabs: null, ads: null, list: null };
 async function platformTabs() {
   const ads = await adapters();
   const tabs = await allTabs();
-  return tabs.filter((t) => t.url && platformForURL(ads, t.url)).map((t) => ({ tab: t, platform: platformForURL(ads, t.url) }));
+  const c = platformTabsFor;
+  if (c.tabs === tabs && c.ads === ads) return c.list;
+  const list = tabs.flatMap((t) => { const platform = t.url ? platformForURL(ads, t.url) : ''; return platform ? [{ tab: t, platform }] : []; });
+  platformTabsFor = { tabs, ads, list };
+  return list;
 }
 
 async function tabFor(platform) {

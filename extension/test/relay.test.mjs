@@ -16,6 +16,17 @@ test('platformForURL follows the origin overrides', () => {
   assert.equal(cutQuery('/api/x?token=secret#f'), '/api/x');
 });
 
+test('platformForURL: origins parsed once per list, a new list answers anew, a bad origin matches nothing', () => {
+  const list = [{ platform: 'platform_a', origin: 'not an origin' }, { platform: 'platform_b', origin: 'http://127.0.0.1:9' }];
+  assert.equal(platformForURL(list, 'http://127.0.0.1:9/x'), 'platform_b');
+  assert.equal(platformForURL(list, 'http://127.0.0.1:9/y'), 'platform_b'); // the cached origins
+  assert.equal(platformForURL(list, 'null'), '');
+  assert.equal(platformForURL(list, 'about:blank'), ''); // origin "null" is no adapter's
+  const moved = withOrigins(list, { platform_a: 'http://127.0.0.1:9' });
+  assert.equal(platformForURL(moved, 'http://127.0.0.1:9/x'), 'platform_a'); // first match, as before
+  assert.equal(platformForURL(list, 'http://127.0.0.1:9/x'), 'platform_b'); // the old list keeps its answer
+});
+
 test('sse parser splits events across chunks', () => {
   const got = [];
   const feed = sseParser((e) => got.push(e));
