@@ -5,7 +5,7 @@
 import { backoffDelay } from './lib/backoff.js';
 import { ReadyProbe, readyzURL } from './lib/probe.js';
 import { PLATFORMS } from './lib/adapters.js';
-import { withOrigins, platformForURL, cutQuery } from './lib/pageurl.js';
+import { withOrigins, platformForURL, platformForOrigin, cutQuery } from './lib/pageurl.js';
 import { sseParser } from './lib/sse.js';
 import { streamFrames, CAP_STREAM_EVENTS } from './lib/batch.js';
 import { credentialFingerprint as fingerprint, headerNames, mergeHeaders } from './lib/fingerprint.js';
@@ -285,9 +285,10 @@ const captured = {}; // platform -> {headers, cookies, host, tabId, endpoints}; 
 chrome.webRequest.onSendHeaders.addListener(async (d) => {
   if (d.tabId < 0) return;
   const ads = await adapters();
-  const platform = platformForURL(ads, d.url);
+  let u;
+  try { u = new URL(d.url); } catch { return; }
+  const platform = platformForOrigin(ads, u.origin);
   if (!platform) return;
-  const u = new URL(d.url);
   const c = captured[platform] || (captured[platform] = { headers: {}, cookies: {}, endpoints: {}, host: u.hostname, tabId: d.tabId });
   c.tabId = d.tabId;
   // Every header name of the tab's requests; values of credential headers

@@ -8,7 +8,12 @@ export function withOrigins(adapters, origins = {}) {
 export function platformForURL(adapters, url) {
   let o;
   try { o = new URL(url).origin; } catch { return ''; }
-  const i = originsOf(adapters).indexOf(o);
+  return platformForOrigin(adapters, o);
+}
+
+// platformForOrigin is platformForURL for a URL already parsed.
+export function platformForOrigin(adapters, origin) {
+  const i = originsOf(adapters).indexOf(origin);
   return i >= 0 ? adapters[i].platform : '';
 }
 

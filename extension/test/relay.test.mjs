@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { withOrigins, platformForURL, cutQuery } from '../lib/pageurl.js';
+import { withOrigins, platformForURL, platformForOrigin, cutQuery } from '../lib/pageurl.js';
 import { sseParser } from '../lib/sse.js';
 
 test('platformForURL follows the origin overrides', () => {
@@ -25,6 +25,8 @@ test('platformForURL: origins parsed once per list, a new list answers anew, a b
   const moved = withOrigins(list, { platform_a: 'http://127.0.0.1:9' });
   assert.equal(platformForURL(moved, 'http://127.0.0.1:9/x'), 'platform_a'); // first match, as before
   assert.equal(platformForURL(list, 'http://127.0.0.1:9/x'), 'platform_b'); // the old list keeps its answer
+  assert.equal(platformForOrigin(list, 'http://127.0.0.1:9'), 'platform_b');
+  assert.equal(platformForOrigin(list, 'http://127.0.0.1:10'), '');
 });
 
 test('sse parser splits events across chunks', () => {
