@@ -12,25 +12,27 @@
   // tab go over that port, not a port (and a connect) per request.
   chrome.runtime.onConnect.addListener((port) => {
     if (port.name !== 'svcd-relays') return;
-    // No page relay in this document yet: hang up, the worker injects it.
-    if (!document.documentElement.dataset.svcdPageRelay) { port.disconnect(); return; }
+    // No page relay of this version in the document yet: hang up, the
+    // worker injects it (page-relay.js: the CustomEvents between us).
+    if (document.documentElement.dataset.svcdPageRelay !== '2') { port.disconnect(); return; }
     const mine = new Set(); // nonces of this port's running requests
-    const onWin = (ev) => {
-      if (ev.source !== window || !ev.data || !mine.has(ev.data.svcdRelayReply)) return;
-      const n = ev.data.svcdRelayReply;
-      const msg = ev.data.msg;
-      if (msg.end || msg.error) mine.delete(n);
-      try { port.postMessage({ n, msg }); } catch {}
+    const toPage = (n, req) => window.dispatchEvent(new CustomEvent('svcd-relay', { detail: JSON.stringify({ n, req }) }));
+    const onReply = (ev) => {
+      let r;
+      try { r = JSON.parse(ev.detail); } catch { return; }
+      if (!r || !mine.has(r.n) || !r.msg) return;
+      if (r.msg.end || r.msg.error) mine.delete(r.n);
+      try { port.postMessage(r); } catch {}
     };
-    window.addEventListener('message', onWin);
+    window.addEventListener('svcd-relay-reply', onReply);
     port.onMessage.addListener(({ n, req }) => {
       if (!req.cancel) mine.add(n);
-      window.postMessage({ svcdRelay: n, req }, '*');
+      toPage(n, req);
     });
     port.onDisconnect.addListener(() => {
-      for (const n of mine) window.postMessage({ svcdRelay: n, req: { cancel: true } }, '*');
+      for (const n of mine) toPage(n, { cancel: true });
       mine.clear();
-      window.removeEventListener('message', onWin);
+      window.removeEventListener('svcd-relay-reply', onReply);
     });
   });
 

@@ -7,23 +7,35 @@
 // the fetch and posts the head and body back; a cancel aborts that fetch.
 // A stream's chunks that arrive within one task go back as one message (a
 // burst of SSE events is one hop, not one per network read).
+//
+// The content script and this relay talk by CustomEvents on window (JSON
+// text as detail, which crosses the two JS worlds): dispatchEvent runs the
+// other world's listener at once, in the same task, where a
+// window.postMessage waited for a task of its own each way (wave 6,
+// docs/performance.md "Floors of the extension path"). The version in the
+// mark tells a content script this relay speaks events: an older relay
+// left in a page (postMessage, mark '1') makes the worker inject this one.
 (() => {
-  if (window.__svcdPageRelay) return;
-  window.__svcdPageRelay = true;
   // The content script (another JS world, same DOM) sees this mark: a page
-  // without it makes the worker put the relay in again.
-  const mark = () => { document.documentElement.dataset.svcdPageRelay = '1'; };
-  if (document.documentElement) mark(); else document.addEventListener('readystatechange', mark, { once: true });
+  // without it makes the worker put the relay in again. Put in again, the
+  // relay marks the page once more (whatever changed the mark since).
+  const mark = () => { document.documentElement.dataset.svcdPageRelay = '2'; };
+  const markNow = () => { if (document.documentElement) mark(); else document.addEventListener('readystatechange', mark, { once: true }); };
+  if (window.__svcdPageRelay2) { markNow(); return; }
+  window.__svcdPageRelay2 = true;
+  markNow();
   const running = new Map(); // nonce -> AbortController
-  window.addEventListener('message', async (ev) => {
-    if (ev.source !== window || !ev.data || typeof ev.data.svcdRelay !== 'string') return;
-    const nonce = ev.data.svcdRelay;
-    const req = ev.data.req;
+  window.addEventListener('svcd-relay', async (ev) => {
+    let d;
+    try { d = JSON.parse(ev.detail); } catch { return; }
+    if (!d || typeof d.n !== 'string' || !d.req) return;
+    const nonce = d.n;
+    const req = d.req;
     if (req.cancel) { const c = running.get(nonce); if (c) c.abort(); running.delete(nonce); return; }
     if (running.has(nonce)) return;
     const ctl = new AbortController();
     running.set(nonce, ctl);
-    const reply = (msg) => window.postMessage({ svcdRelayReply: nonce, msg }, '*');
+    const reply = (msg) => window.dispatchEvent(new CustomEvent('svcd-relay-reply', { detail: JSON.stringify({ n: nonce, msg }) }));
     const timer = setTimeout(() => ctl.abort(), req.timeoutMs);
     try {
       const r = await fetch(req.path, { method: req.method, headers: req.headers, body: req.body, credentials: 'include', signal: ctl.signal });

@@ -5,7 +5,7 @@
 import { backoffDelay } from './lib/backoff.js';
 import { ReadyProbe, readyzURL } from './lib/probe.js';
 import { PLATFORMS } from './lib/adapters.js';
-import { withOrigins, platformForURL, cutQuery } from './lib/pageurl.js';
+import { withOrigins, platformForURL, platformForOrigin, cutQuery } from './lib/pageurl.js';
 import { sseParser } from './lib/sse.js';
 import { streamFrames, CAP_STREAM_EVENTS } from './lib/batch.js';
 import { credentialFingerprint as fingerprint, headerNames, mergeHeaders } from './lib/fingerprint.js';
@@ -261,10 +261,18 @@ for (const ev of [chrome.tabs.onCreated, chrome.tabs.onUpdated, chrome.tabs.onRe
   ev.addListener(() => { tabsCache = null; });
 }
 
+// platformTabs: the tabs of a platform, kept for the same tab list and
+// adapters (every relay picks its tab here; naming each tab's platform
+// parses its URL). Callers do not change the list.
+let platformTabsFor = { tabs: null, ads: null, list: null };
 async function platformTabs() {
   const ads = await adapters();
   const tabs = await allTabs();
-  return tabs.filter((t) => t.url && platformForURL(ads, t.url)).map((t) => ({ tab: t, platform: platformForURL(ads, t.url) }));
+  const c = platformTabsFor;
+  if (c.tabs === tabs && c.ads === ads) return c.list;
+  const list = tabs.flatMap((t) => { const platform = t.url ? platformForURL(ads, t.url) : ''; return platform ? [{ tab: t, platform }] : []; });
+  platformTabsFor = { tabs, ads, list };
+  return list;
 }
 
 async function tabFor(platform) {
@@ -277,9 +285,10 @@ const captured = {}; // platform -> {headers, cookies, host, tabId, endpoints}; 
 chrome.webRequest.onSendHeaders.addListener(async (d) => {
   if (d.tabId < 0) return;
   const ads = await adapters();
-  const platform = platformForURL(ads, d.url);
+  let u;
+  try { u = new URL(d.url); } catch { return; }
+  const platform = platformForOrigin(ads, u.origin);
   if (!platform) return;
-  const u = new URL(d.url);
   const c = captured[platform] || (captured[platform] = { headers: {}, cookies: {}, endpoints: {}, host: u.hostname, tabId: d.tabId });
   c.tabId = d.tabId;
   // Every header name of the tab's requests; values of credential headers

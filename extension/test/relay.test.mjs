@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { withOrigins, platformForURL, cutQuery } from '../lib/pageurl.js';
+import { withOrigins, platformForURL, platformForOrigin, cutQuery } from '../lib/pageurl.js';
 import { sseParser } from '../lib/sse.js';
 
 test('platformForURL follows the origin overrides', () => {
@@ -14,6 +14,19 @@ test('platformForURL follows the origin overrides', () => {
   assert.equal(platformForURL(o, 'http://evil.example/'), '');
   assert.equal(platformForURL(o, 'not a url'), '');
   assert.equal(cutQuery('/api/x?token=secret#f'), '/api/x');
+});
+
+test('platformForURL: origins parsed once per list, a new list answers anew, a bad origin matches nothing', () => {
+  const list = [{ platform: 'platform_a', origin: 'not an origin' }, { platform: 'platform_b', origin: 'http://127.0.0.1:9' }];
+  assert.equal(platformForURL(list, 'http://127.0.0.1:9/x'), 'platform_b');
+  assert.equal(platformForURL(list, 'http://127.0.0.1:9/y'), 'platform_b'); // the cached origins
+  assert.equal(platformForURL(list, 'null'), '');
+  assert.equal(platformForURL(list, 'about:blank'), ''); // origin "null" is no adapter's
+  const moved = withOrigins(list, { platform_a: 'http://127.0.0.1:9' });
+  assert.equal(platformForURL(moved, 'http://127.0.0.1:9/x'), 'platform_a'); // first match, as before
+  assert.equal(platformForURL(list, 'http://127.0.0.1:9/x'), 'platform_b'); // the old list keeps its answer
+  assert.equal(platformForOrigin(list, 'http://127.0.0.1:9'), 'platform_b');
+  assert.equal(platformForOrigin(list, 'http://127.0.0.1:10'), '');
 });
 
 test('sse parser splits events across chunks', () => {

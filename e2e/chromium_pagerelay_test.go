@@ -1,0 +1,58 @@
+package e2e
+
+import (
+	"bytes"
+	"testing"
+	"time"
+)
+
+// TestExtensionPageRelayUpgrade: a page that still holds an older page
+// relay (mark '1': it talked to the content script by window.postMessage,
+// before the CustomEvents of wave 6) gets the current relay at its next
+// relay, and the relay answers. The content script hangs up on any mark but
+// its own version's, and the worker's retry injects page-relay.js.
+func TestExtensionPageRelayUpgrade(t *testing.T) {
+	b := startBrowser(t)
+	d := extensionDaemon(t)
+	site := newFakeSite("platform_a", "CANARYu1")
+	defer site.Close()
+	sw := b.worker()
+	configure(t, b, sw, d, map[string]string{"platform_a": site.URL})
+	waitUntil(t, 15*time.Second, "the extension connected", func() bool { return extConnected(t, d, "chromium-e2e") })
+	// Registered for the configured origin (the worker registers again when
+	// the origins change): only then is it taken away for good.
+	waitUntil(t, 15*time.Second, "the page relay registered for the site", func() bool {
+		var ok bool
+		_ = b.eval(sw, `chrome.scripting.getRegisteredContentScripts({ids: ['svcd-page-relay']}).then((l) => l.length === 1 && l[0].matches.includes('http://127.0.0.1/*'))`, &ok)
+		return ok
+	})
+	// No registered relay from here on: the reloaded page gets only the
+	// stand-in of an older one below, as a page open before an update.
+	if err := b.eval(sw, `chrome.scripting.unregisterContentScripts({ids: ['svcd-page-relay']}).then(() => true)`, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.openTab(site.URL + "/")
+	waitUntil(t, 15*time.Second, "the tab's capture", func() bool { return len(readModel(t, d, "?platform=platform_a").Records) > 0 })
+	tab := b.attach(b.waitTarget("page", site.URL, 10*time.Second).TargetID)
+	waitUntil(t, 15*time.Second, "the page loaded", func() bool {
+		var st string
+		return b.eval(tab, `document.readyState`, &st) == nil && st == "complete"
+	})
+	// The older relay's traces: its guard and its mark.
+	if err := b.eval(tab, `window.__svcdPageRelay = true; document.documentElement.dataset.svcdPageRelay = '1'; true`, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	r := d.Do("POST", "/v1/browser/request", map[string]any{"platform": "platform_a", "clientId": "chromium-e2e", "method": "POST",
+		"path": "/api/complete", "body": map[string]any{}, "timeoutMs": 10000})
+	if r.Status != 200 || !bytes.Contains(r.Body, []byte("hello from platform_a")) {
+		t.Fatalf("relay through a page with an older relay: %d %s", r.Status, r.Body)
+	}
+	var mark string
+	if err := b.eval(tab, `document.documentElement.dataset.svcdPageRelay`, &mark); err != nil {
+		t.Fatal(err)
+	}
+	if mark != "2" {
+		t.Fatalf("page relay mark after the relay: %q, want the current relay's '2'", mark)
+	}
+}
