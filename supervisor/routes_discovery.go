@@ -150,8 +150,13 @@ type runtimeExecShell struct {
 
 func execShellInfo() runtimeExecShell {
 	return runtimeExecShell{Shell: hostops.Shell, Resolved: hostops.ResolvedShell(),
-		PlainCommandsDirect: hostops.ShellIsDash() && os.Getenv("SVCD_EXEC_DIRECT") != "off"}
+		PlainCommandsDirect: hostops.ShellIsDash() && !execDirectOff()}
 }
+
+// execDirectOff: SVCD_EXEC_DIRECT=off, for benchmarks only: every command
+// through /bin/sh, as before commands of plain words ran directly
+// (BenchmarkExecHopSteps).
+func execDirectOff() bool { return os.Getenv("SVCD_EXEC_DIRECT") == "off" }
 
 type runtimeConfig struct {
 	ConfigFile   *string `json:"config_file,omitempty"`

@@ -86,9 +86,7 @@ func (s *Server) hostopsConfig() (hostops.Config, error) {
 	}
 	c.Rlimits = limits
 	c.SelfExecutable = s.cfg.WorkerExecutable
-	// Benchmarks only: every command through /bin/sh, as before commands
-	// made of plain words ran directly (BenchmarkExecHopSteps).
-	c.ShellAlways = os.Getenv("SVCD_EXEC_DIRECT") == "off"
+	c.ShellAlways = execDirectOff()
 	if !hostops.ShellIsDash() {
 		s.log.Info("exec: /bin/sh is not dash, so every command runs through it (plain commands run without the shell only with dash: docs/hostops.md)",
 			"shell", hostops.ResolvedShell())

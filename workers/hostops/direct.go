@@ -216,13 +216,7 @@ func envValue(env []string, name string) *string {
 
 // withEnv is env with name set to value (a copy; env is shared).
 func withEnv(env []string, name, value string) []string {
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, name+"=") {
-			out = append(out, kv)
-		}
-	}
-	return append(out, name+"="+value)
+	return append(withoutEnv(env, name), name+"="+value)
 }
 
 // shellSignal reports a directly run program that a signal ended, and that

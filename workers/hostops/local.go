@@ -94,6 +94,17 @@ func childEnv(environ, allow []string) []string {
 	return out
 }
 
+// withoutEnv is a copy of env without name (with room for one more).
+func withoutEnv(env []string, name string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 func internalEnv(name string) bool {
 	return name == "SVC_SHARED_TOKEN" ||
 		name == pluginkit.Handshake().MagicCookieKey ||

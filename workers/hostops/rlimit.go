@@ -119,11 +119,5 @@ func RunShim(args []string) error {
 			return fmt.Errorf("setrlimit %s=%d: %w", name, v, err)
 		}
 	}
-	env := make([]string, 0, len(os.Environ()))
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, RlimitsEnv+"=") {
-			env = append(env, kv)
-		}
-	}
-	return syscall.Exec(args[0], args, env)
+	return syscall.Exec(args[0], args, withoutEnv(os.Environ(), RlimitsEnv))
 }
