@@ -21,6 +21,12 @@ type fsm struct {
 	// an acknowledged write sees a new value: a cache keyed by it never
 	// answers a state older than the caller's own write.
 	version atomic.Uint64
+	// applied is the index of the last command applied here, set before
+	// Apply returns and so before the write's future answers. raft's own
+	// AppliedIndex moves in its main loop after it hands entries to the
+	// FSM goroutine, so an acknowledged write can still read below its own
+	// index there (Node.AppliedIndex takes the larger of the two).
+	applied atomic.Uint64
 }
 
 func newFSM() *fsm {
@@ -42,6 +48,7 @@ func (f *fsm) Apply(l *raft.Log) any {
 	// Handlers validate before they mutate, so an error leaves state as it was.
 	v, err := h(f.state, c)
 	f.version.Add(1)
+	f.applied.Store(l.Index)
 	return applyResult{value: v, err: err}
 }
 

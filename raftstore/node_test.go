@@ -157,3 +157,30 @@ func TestStateVersionMovesWithEveryChange(t *testing.T) {
 		t.Fatalf("a snapshot moved the version")
 	}
 }
+
+// Each acknowledged write is in the node's AppliedIndex at once: the index
+// answered with a write (X-Svcd-State-Index) is at least the write's own,
+// so two writes in a row answer two rising indexes. raft's own
+// AppliedIndex moves in its main loop after the FSM goroutine may already
+// have acknowledged the write, and read equal for two writes (seen as
+// TestWriteAnswersCarryTheStateIndex: "pause 16, resume 16").
+func TestAppliedIndexCoversEachAcknowledgedWrite(t *testing.T) {
+	n := openTestNode(t, t.TempDir())
+	defer n.Shutdown()
+	ctx := context.Background()
+	var last uint64
+	for i := 0; i < 300; i++ {
+		mode := ModePaused
+		if i%2 == 1 {
+			mode = ModeRunning
+		}
+		if _, err := n.Apply(ctx, CmdSetSystemMode, SetSystemMode{Mode: mode, RequestedBy: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		got := n.AppliedIndex()
+		if got <= last {
+			t.Fatalf("write %d acknowledged with AppliedIndex %d, not above the previous write's %d", i, got, last)
+		}
+		last = got
+	}
+}

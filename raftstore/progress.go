@@ -26,7 +26,7 @@ type Progress struct {
 // Progress reads raft's own numbers (Stats, LastContact, the snapshot
 // store); nothing here re-times raft.
 func (n *Node) Progress() Progress {
-	p := Progress{AppliedIndex: n.raft.AppliedIndex(), LastContact: n.raft.LastContact(), LeaderChanges: n.leaderChanges.Load()}
+	p := Progress{AppliedIndex: n.AppliedIndex(), LastContact: n.raft.LastContact(), LeaderChanges: n.leaderChanges.Load()}
 	if v, err := strconv.ParseUint(n.raft.Stats()["commit_index"], 10, 64); err == nil {
 		p.CommitIndex = v
 	}

@@ -36,7 +36,7 @@ func (n *Node) Role() RoleInfo {
 		LeaderID:   string(id),
 		LeaderAddr: string(addr),
 		LastIndex:  n.raft.LastIndex(),
-		AppliedIdx: n.raft.AppliedIndex(),
+		AppliedIdx: n.AppliedIndex(),
 	}
 	if state == raft.Leader {
 		info.Role = RoleLeader
@@ -64,5 +64,7 @@ func (n *Node) Leader() (id, addr string) {
 
 // AppliedIndex is the raft index of the last entry applied to this node's
 // FSM: a write acknowledged by Apply is visible to reads once a node's
-// AppliedIndex has reached the index reported with that write.
-func (n *Node) AppliedIndex() uint64 { return n.raft.AppliedIndex() }
+// AppliedIndex has reached the index reported with that write, and on the
+// node that applied the write it is at least the write's own index as soon
+// as the write is acknowledged (fsm.applied; raft's figure may lag it).
+func (n *Node) AppliedIndex() uint64 { return max(n.raft.AppliedIndex(), n.fsm.applied.Load()) }
