@@ -21,8 +21,10 @@ func (s *Server) browserRoutes() []Route {
 	ws := func(path, name string) Route {
 		return Route{Method: http.MethodGet, Path: path, Name: name, Area: "browser", Scope: ScopeControl, Kind: KindWrite, Raw: true, NoLimit: true,
 			Response: openapi.Raw{Status: http.StatusSwitchingProtocols, Description: "WebSocket upgrade; messages: docs/bridge-protocol.md"},
-			// bridge.Guard: a proxied request, an Origin not allowed.
-			Errors:  openapi.Codes{http.StatusServiceUnavailable: {"standby"}, http.StatusForbidden: {"proxied_request", "origin_not_allowed"}},
+			// bridge.Guard: a proxied request, a peer or an Origin not allowed;
+			// bridge.Hub.ServeWS: every unpaired place taken, or the daemon stopping.
+			Errors: openapi.Codes{http.StatusServiceUnavailable: {"standby", "too_many_unpaired", "shutting_down"},
+				http.StatusForbidden: {"proxied_request", "peer_not_allowed", "origin_not_allowed"}},
 			Summary: "Browser plugin WebSocket (loopback or allowed 100.64.0.0/10 peers, no proxies, allowed Origin only). First message: hello with the client's credential, a one-time pairing code (svcctl browser pair), or the shared token where browser_pairing = \"token\". Protocol: docs/bridge-protocol.md.",
 			Handle:  s.leaderOnly(s.browser.hub.ServeWS)}
 	}
