@@ -115,6 +115,14 @@ func TestStartupSecondDaemonNamesLockHolder(t *testing.T) {
 		if err == nil || !strings.Contains(out, "needs a stopped node") || !strings.Contains(out, "pid "+strconv.Itoa(first.Pid())) {
 			t.Errorf("svcd %s on a running node's dir: err %v\n%s", args[0], err, out)
 		}
+		// The advice is for an operator who wants this node's data, not
+		// for a second daemon: never "another data dir".
+		if strings.Contains(out, "another data dir") {
+			t.Errorf("svcd %s advises another data dir:\n%s", args[0], out)
+		}
+		if args[0] == "snapshot" && !strings.Contains(out, "svcctl snapshot save") {
+			t.Errorf("svcd snapshot save on a running node does not point at svcctl snapshot save:\n%s", out)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(first.DataDir, "peers.json")); err == nil {
 		t.Errorf("svcd recover wrote peers.json under a running daemon")

@@ -42,7 +42,7 @@ func runRecover(_ context.Context, args []string) error {
 	if _, err := os.Stat(*dataDir); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
-	release, err := lockStopped("svcd recover", *dataDir)
+	release, err := lockStopped("svcd recover", *dataDir, "")
 	if err != nil {
 		return err
 	}

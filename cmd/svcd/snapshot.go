@@ -33,7 +33,7 @@ func runSnapshot(ctx context.Context, args []string) error {
 		return fmt.Errorf("usage: svcd snapshot %s [flags] FILE", verb)
 	}
 	file := fs.Arg(0)
-	release, err := lockStopped("svcd snapshot "+verb, *dataDir)
+	release, err := lockStopped("svcd snapshot "+verb, *dataDir, "`svcctl snapshot "+verb+"`")
 	if err != nil {
 		return err
 	}
