@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -35,12 +34,12 @@ func runAgent(ctx context.Context, c *client, args []string) error {
 			return err
 		}
 	case "create":
-		fs := flag.NewFlagSet("agent create", flag.ContinueOnError)
+		fs := newFlags("agent create")
 		cwd := fs.String("cwd", "", "the directory the agent works in")
 		purpose := fs.String("purpose", "", "what the session is for")
 		resume := fs.String("resume", "", "resume this session id instead")
 		if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 || (*cwd == "") == (*resume == "") {
-			return usageError("usage: svcctl agent create -cwd DIR [-purpose P] | svcctl agent create -resume ID")
+			return usageError(flagHint(fs, err) + "usage: svcctl agent create -cwd DIR [-purpose P] | svcctl agent create -resume ID")
 		}
 		body := map[string]any{"cwd": *cwd, "purpose": *purpose}
 		if *resume != "" {
@@ -49,10 +48,10 @@ func runAgent(ctx context.Context, c *client, args []string) error {
 		_, err := c.call(ctx, http.MethodPost, "/v1/agent/sessions", body, true)
 		return err
 	case "turn":
-		fs := flag.NewFlagSet("agent turn", flag.ContinueOnError)
+		fs := newFlags("agent turn")
 		wait := fs.Int("wait-ms", 0, "wait up to this long for the final text")
 		if err := fs.Parse(args[1:]); err != nil || fs.NArg() < 2 {
-			return usageError("usage: svcctl agent turn [-wait-ms N] SESSION_ID TEXT...")
+			return usageError(flagHint(fs, err) + "usage: svcctl agent turn [-wait-ms N] SESSION_ID TEXT...")
 		}
 		body := map[string]any{"sessionId": fs.Arg(0), "input": strings.Join(fs.Args()[1:], " ")}
 		if *wait > 0 {

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -37,12 +36,6 @@ func runBrowser(ctx context.Context, c *client, args []string) error {
 	return usageError("browser: unknown subcommand " + args[0] + "; want ls, request, action, cancel, pair, clients, revoke, grant or revoke-scope")
 }
 
-func newFlags(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return fs
-}
-
 // browserLs prints GET /v1/browser with its filters.
 func browserLs(ctx context.Context, c *client, args []string) error {
 	fs := newFlags("browser ls")
@@ -53,7 +46,7 @@ func browserLs(ctx context.Context, c *client, args []string) error {
 	}
 	client := fs.String("client", "", "alias of -client_id")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		return usageError("usage: svcctl browser ls [--platform P] [--account A] [--browser B] [--client ID] [--host H] [--status fresh|stale|lost]")
+		return usageError(flagHint(fs, err) + "usage: svcctl browser ls [--platform P] [--account A] [--browser B] [--client ID] [--host H] [--status fresh|stale|lost]")
 	}
 	if *client != "" {
 		*vals["client_id"] = *client
@@ -155,7 +148,7 @@ func browserRequest(ctx context.Context, c *client, args []string) error {
 	sse := fs.Bool("sse", false, "stream the answer (responseMode sse)")
 	timeout := fs.Int64("timeout-ms", 0, "how long to wait for the page")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || *platform == "" {
-		return usageError("usage: svcctl browser request --platform P [--path /x | --prompt TEXT] [--method M] [--body JSON] [--id ID] [--client ID] [--sse] [--timeout-ms N]")
+		return usageError(flagHint(fs, err) + "usage: svcctl browser request --platform P [--path /x | --prompt TEXT] [--method M] [--body JSON] [--id ID] [--client ID] [--sse] [--timeout-ms N]")
 	}
 	req := map[string]any{"platform": *platform}
 	set := func(k, v string) {
@@ -253,7 +246,7 @@ func browserAction(ctx context.Context, c *client, args []string) error {
 	platform := fs.String("platform", "", "platform_a or platform_b")
 	clientID := fs.String("client", "", "target client")
 	if err := fs.Parse(args[1:]); err != nil {
-		return usageError("usage: svcctl browser action NAME [--platform P] [--client ID] [key=value …]")
+		return usageError(flagHint(fs, err) + "usage: svcctl browser action NAME [--platform P] [--client ID] [key=value …]")
 	}
 	body := map[string]any{"action": name}
 	if *platform != "" {
@@ -284,7 +277,7 @@ func browserCancel(ctx context.Context, c *client, args []string) error {
 	platform := fs.String("platform", "", "platform of the request")
 	id := fs.String("id", "", "requestId")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || *platform == "" || *id == "" {
-		return usageError("usage: svcctl browser cancel --platform P --id REQUEST_ID")
+		return usageError(flagHint(fs, err) + "usage: svcctl browser cancel --platform P --id REQUEST_ID")
 	}
 	_, err := c.call(ctx, http.MethodPost, "/v1/browser/request/cancel", map[string]string{"platform": *platform, "requestId": *id}, false)
 	return err

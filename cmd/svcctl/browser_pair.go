@@ -18,7 +18,7 @@ func runBrowserPairing(ctx context.Context, c *client, sub string, args []string
 		scope := fs.String("scope", "", "extra scope for the client that redeems the code: host-ops")
 		ttl := fs.String("ttl", "", "how long the code stays valid (default 10m)")
 		if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-			return true, usageError("usage: svcctl browser pair [-scope host-ops] [-ttl 10m]\nexample: svcctl browser pair -ttl 5m   # then type the code into the extension's options page")
+			return true, usageError(flagHint(fs, err) + "usage: svcctl browser pair [-scope host-ops] [-ttl 10m]\nexample: svcctl browser pair -ttl 5m   # then type the code into the extension's options page")
 		}
 		body := map[string]any{}
 		if *scope != "" {

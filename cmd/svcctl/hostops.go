@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -31,13 +30,12 @@ func runFiles(ctx context.Context, c *client, args []string) error {
 }
 
 func runFilesRead(ctx context.Context, c *client, args []string) error {
-	fs := flag.NewFlagSet("files read", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newFlags("files read")
 	fs.StringVar(&c.format, "format", c.format, "output: human or json (the raw envelope)")
 	cwd := fs.String("cwd", "", "folder a relative PATH is resolved against")
 	b64 := fs.Bool("base64", false, "return the content as base64 (for binary files)")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
-		return usageError("usage: svcctl files read [-cwd DIR] [-base64] PATH")
+		return usageError(flagHint(fs, err) + "usage: svcctl files read [-cwd DIR] [-base64] PATH")
 	}
 	if c.format != formatHuman && c.format != formatJSON {
 		return usageError("-format: want human or json")
@@ -93,14 +91,13 @@ func (c *client) printFile(ctx context.Context, body map[string]any) error {
 }
 
 func runFilesWrite(ctx context.Context, c *client, args []string) error {
-	fs := flag.NewFlagSet("files write", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newFlags("files write")
 	fs.StringVar(&c.format, "format", c.format, "output: human or json (the raw envelope)")
 	cwd := fs.String("cwd", "", "folder a relative PATH is resolved against")
 	noOverwrite := fs.Bool("no-overwrite", false, "fail instead of replacing an existing file")
 	parents := fs.Bool("parents", false, "create missing folders")
 	if err := fs.Parse(args); err != nil || fs.NArg() < 1 || fs.NArg() > 2 {
-		return usageError("usage: svcctl files write [-cwd DIR] [-no-overwrite] [-parents] PATH [CONTENT]   (no CONTENT or -: read standard input)")
+		return usageError(flagHint(fs, err) + "usage: svcctl files write [-cwd DIR] [-no-overwrite] [-parents] PATH [CONTENT]   (no CONTENT or -: read standard input)")
 	}
 	var content []byte
 	if fs.NArg() == 2 && fs.Arg(1) != "-" {

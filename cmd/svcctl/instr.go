@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,11 +18,11 @@ func runInstr(ctx context.Context, c *client, args []string) error {
 	if len(args) == 0 || args[0] != "run" {
 		return usageError("usage: " + instrUsage)
 	}
-	fs := flag.NewFlagSet("instr run", flag.ContinueOnError)
+	fs := newFlags("instr run")
 	file := fs.String("file", "", "read the reply from this file instead of stdin")
 	asJSON := fs.Bool("json", c.format == formatJSON, "print the whole JSON answer (as -format=json)")
 	if err := fs.Parse(args[1:]); err != nil {
-		return usageError(err.Error())
+		return usageError(flagHint(fs, err) + "usage: svcctl " + instrUsage)
 	}
 	if *asJSON {
 		c.format = formatJSON

@@ -9,8 +9,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -50,7 +52,9 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	fs := flag.NewFlagSet("svcctl", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// The flag package's own messages are replaced by ours: help asked for
+	// goes to stdout with status 0, a mistake to stderr with a hint.
+	fs.SetOutput(io.Discard)
 	defAddr := getenv("SVC_ADDR")
 	if defAddr == "" {
 		defAddr = "http://127.0.0.1:4317"
@@ -60,15 +64,12 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 	dataDir := fs.String("data-dir", "", "the daemon's data dir, where its token file is (default: SVC_DATA_DIR, the config file's data_dir, then ./data)")
 	configFile := fs.String("config", "", "the daemon's HCL config file (default: SVC_CONFIG)")
 	format := fs.String("format", formatHuman, "output: human (tables, key: value, relative times) or json (the raw envelope, for scripts)")
-	fs.Usage = func() { usage(stderr, fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			usage(stdout, fs)
 			return 0
 		}
-		return 2
-	}
-	if *format != formatHuman && *format != formatJSON {
-		fmt.Fprintf(stderr, "svcctl: -format %q: want human or json\n", *format)
+		fmt.Fprintf(stderr, "svcctl: %srun 'svcctl -h' for the commands and flags\n", flagHint(fs, err))
 		return 2
 	}
 	if fs.NArg() == 0 {
@@ -78,11 +79,20 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 	name := fs.Arg(0)
 	cmd, ok := commands()[name]
 	if !ok {
-		fmt.Fprintf(stderr, "svcctl: unknown command %q\n", name)
-		usage(stderr, fs)
+		fmt.Fprintf(stderr, "svcctl: unknown command %q%s; run 'svcctl -h' for the commands\n", name, didYouMean(name, slices.Collect(maps.Keys(commands())), ""))
 		return 2
 	}
-	if wantsHelp(fs.Args()[1:]) && printHelp(stderr, name) {
+	// Global flags after the command name count as if given before it.
+	globals, cmdArgs := hoistGlobals(fs, name, fs.Args()[1:])
+	if err := fs.Parse(globals); err != nil {
+		fmt.Fprintf(stderr, "svcctl %s: %srun 'svcctl %s -h' for help\n", name, flagHint(fs, err), name)
+		return 2
+	}
+	if *format != formatHuman && *format != formatJSON {
+		fmt.Fprintf(stderr, "svcctl: -format %q: want human or json\n", *format)
+		return 2
+	}
+	if wantsHelp(cmdArgs) && printHelp(stdout, name) {
 		return 0
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -90,7 +100,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 	c := newClient(*addr, *token, getenv, stdout)
 	c.dataDir, c.configFile = *dataDir, *configFile
 	c.errOut, c.format = stderr, *format
-	if err := cmd.run(ctx, c, fs.Args()[1:]); err != nil {
+	if err := cmd.run(ctx, c, cmdArgs); err != nil {
 		var ee exitError
 		if errors.As(err, &ee) {
 			return int(ee)
@@ -124,6 +134,8 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 	}
 	sort.Strings(lines)
 	fmt.Fprintln(w, strings.Join(lines, "\n"))
-	fmt.Fprintln(w, "\nflags:")
+	fmt.Fprintln(w, "\nflags (before or after the command):")
+	fs.SetOutput(w)
 	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
 }

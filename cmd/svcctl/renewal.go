@@ -63,8 +63,8 @@ func runTasks(ctx context.Context, c *client, args []string) error {
 }
 
 func runControllers(ctx context.Context, c *client, args []string) error {
-	if len(args) > 0 {
-		return usageError("controllers takes no arguments")
+	if err := noArgs("controllers", args); err != nil {
+		return err
 	}
 	_, err := c.call(ctx, http.MethodGet, "/v1/controllers", nil, false)
 	return err

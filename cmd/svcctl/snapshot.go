@@ -83,7 +83,9 @@ func snapshotSave(ctx context.Context, c *client, path string) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
-	b, _ := json.Marshal(map[string]any{"file": path, "header": h})
+	// The daemon's envelope shape, so that people get key: value lines
+	// as from restore, and -format=json the same kind of document.
+	b, _ := json.Marshal(map[string]any{"ok": true, "data": map[string]any{"file": path, "header": h}})
 	c.print(b)
 	return nil
 }

@@ -21,6 +21,11 @@ func TestSnapshotCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"cluster_id"`) {
 		t.Fatalf("snapshot save: exit %d\n%s\n%s", code, out, errOut)
 	}
+	// For people (the default): key: value lines, as restore prints, not JSON.
+	code, out, errOut = svcctl(t, d, "snapshot", "save", filepath.Join(t.TempDir(), "human.snap"))
+	if code != 0 || strings.HasPrefix(strings.TrimSpace(out), "{") || !strings.Contains(out, "human.snap") {
+		t.Fatalf("snapshot save for people: exit %d\n%s\n%s", code, out, errOut)
+	}
 	if r := d.Do("POST", "/v1/system/resume", map[string]string{"reason": "after-save"}); r.Status != 200 {
 		t.Fatalf("resume: %d", r.Status)
 	}

@@ -16,8 +16,8 @@ import (
 // An unreachable daemon is reported, not an error: the client's version is
 // still known.
 func runVersion(ctx context.Context, c *client, args []string) error {
-	if len(args) > 0 {
-		return usageError("version takes no arguments")
+	if err := noArgs("version", args); err != nil {
+		return err
 	}
 	fmt.Fprintf(c.out, "svcctl %s\n", version.Get())
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
