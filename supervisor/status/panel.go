@@ -48,6 +48,7 @@ footer{color:#57606a;font-size:.85rem;margin-top:1.5rem}
 <h1>svcd status <span class="mode {{.Mode}}">{{.Mode}}</span></h1>
 {{$now := .GeneratedAt}}
 {{if .Version}}<p class="sub">version {{.Version}}{{if .StartedAt}} · up {{human .UptimeMs}} (since {{.StartedAt.Format "2006-01-02 15:04:05 UTC"}}){{end}}</p>{{end}}
+{{if ne .Source "local"}}<p class="sub">read-only status wrapper of the daemon at {{.Source}}</p>{{end}}
 {{if not .Reachable}}<p class="down"><strong>The daemon is not reachable.</strong> {{.Error}}</p>{{end}}
 <h2>System</h2>
 <table>
@@ -56,7 +57,7 @@ footer{color:#57606a;font-size:.85rem;margin-top:1.5rem}
 <tr><th>Set by</th><td>{{if .RequestedBy}}{{.RequestedBy}}{{else}}—{{end}}</td></tr>
 <tr><th>Reason</th><td>{{if .Reason}}{{.Reason}}{{else}}—{{end}}</td></tr>
 <tr><th>Since</th><td>{{if .UpdatedAt}}{{.UpdatedAt.Format "2006-01-02 15:04:05 UTC"}}{{else}}start-up default{{end}}</td></tr>
-<tr><th>Leader</th><td>{{if .Leader.NodeID}}{{.Leader.NodeID}}{{if .Leader.Self}} (this node){{end}}{{else}}none known{{end}}</td></tr>
+<tr><th>Leader</th><td>{{if .Leader.NodeID}}{{.Leader.NodeID}}{{if .Leader.Self}} ({{template "self" $}}){{end}}{{else}}none known{{end}}</td></tr>
 <tr><th>Queue</th><td>{{.Queue.Pending}} pending, {{.Queue.Running}} running</td></tr>
 <tr><th>Active runs</th><td>{{.ActiveRunCount}}</td></tr>
 {{end}}
@@ -74,7 +75,7 @@ footer{color:#57606a;font-size:.85rem;margin-top:1.5rem}
 {{if .Cluster}}
 <h2>Cluster</h2>
 <table>
-{{range .Cluster}}<tr><th>Node {{.NodeID}}{{if .Self}} (this node){{end}}</th><td>{{if eq .Role "leader"}}<strong>leader</strong>{{else}}{{.Role}}{{end}}{{if .APIAddr}} · {{.APIAddr}}{{end}}{{if .LagEntries}} · lag {{plural .LagEntries "entry"}}{{end}}{{if .LastContact}} · leader last heard {{ago $now .LastContact}}{{end}}</td></tr>
+{{range .Cluster}}<tr><th>Node {{.NodeID}}{{if .Self}} ({{template "self" $}}){{end}}</th><td>{{if eq .Role "leader"}}<strong>leader</strong>{{else}}{{.Role}}{{end}}{{if .APIAddr}} · {{.APIAddr}}{{end}}{{if .LagEntries}} · lag {{plural .LagEntries "entry"}}{{end}}{{if .LastContact}} · leader last heard {{ago $now .LastContact}}{{end}}</td></tr>
 {{end}}
 </table>
 {{end}}
@@ -105,6 +106,7 @@ footer{color:#57606a;font-size:.85rem;margin-top:1.5rem}
 {{if eq .Source "local"}}{{template "pairjs"}}{{else}}<script>setTimeout(function(){location.reload()},{{refresh}}*1000)</script>{{end}}
 </body>
 </html>
+{{define "self"}}{{if eq .Source "local"}}this node{{else}}the node this wrapper reads{{end}}{{end}}
 ` + pairSection))
 
 // RenderHTML writes the status panel for snap.

@@ -1,6 +1,7 @@
 // Package statuswrapper is the optional read-only status wrapper (svcd
 // status-wrapper, default 127.0.0.1:4318). It reads the daemon's
-// GET /v1/system/state and renders with the daemon's own status package.
+// GET /v1/system/state (and, for the daemon's own sections, its
+// GET /v1/status) and renders with the daemon's own status package.
 package statuswrapper
 
 import (
@@ -79,7 +80,7 @@ func (wr *Wrapper) describe(w http.ResponseWriter, _ *http.Request) {
 	api.WriteOK(w, map[string]any{
 		"name":        "svcd-status-wrapper",
 		"surface":     "status",
-		"description": "Optional read-only status wrapper. It reads the daemon's GET /v1/system/state and renders the same status as the daemon's /v1/status.",
+		"description": "Optional read-only status wrapper. It reads the daemon's GET /v1/system/state (and GET /v1/status for the daemon's own sections) and renders the same status panel as the daemon's, without its controls.",
 		"daemon_url":  wr.daemonURL,
 		"routes": []map[string]string{
 			{"method": "GET", "path": "/describe", "summary": "this document"},
@@ -93,42 +94,59 @@ func (wr *Wrapper) describe(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (wr *Wrapper) snapshot(ctx context.Context) status.Snapshot {
-	st, err := wr.fetch(ctx)
+	var st systemstate.State
+	err := wr.fetch(ctx, "/v1/system/state", &st)
 	if err != nil {
 		wr.log.Warn("daemon not readable", "daemon_url", wr.daemonURL, "error", err)
+		return status.Assemble(status.Input{Err: err, Source: wr.daemonURL, Now: time.Now()})
 	}
-	return status.Assemble(status.Input{System: st, Err: err, Source: wr.daemonURL, Now: time.Now()})
+	in := status.Input{System: &st, Source: wr.daemonURL, Now: time.Now()}
+	// The System block comes from /v1/system/state (SPEC.md); the daemon's
+	// own sections (version, workers, sandbox, browsers, cluster, …) from its
+	// /v1/status, so the panel is the daemon's own. A daemon that does not
+	// answer it still gets its System block.
+	var own status.Snapshot
+	if err := wr.fetch(ctx, "/v1/status", &own); err != nil {
+		wr.log.Debug("daemon status sections not readable; showing the system state only", "daemon_url", wr.daemonURL, "error", err)
+		return status.Assemble(in)
+	}
+	in.Version, in.Sandbox, in.SandboxLevel = own.Version, own.Sandbox, own.SandboxLevel
+	if own.StartedAt != nil {
+		in.StartedAt = *own.StartedAt
+	}
+	in.Browser, in.Workers, in.Cluster, in.Convs, in.Tasks = own.Browser, own.Workers, own.Cluster, own.Convs, own.Tasks
+	return status.Assemble(in)
 }
 
-// fetch reads the daemon's system state through its envelope.
-func (wr *Wrapper) fetch(ctx context.Context) (*systemstate.State, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, wr.daemonURL+"/v1/system/state", nil)
+// fetch reads one of the daemon's GET routes through its envelope into v.
+func (wr *Wrapper) fetch(ctx context.Context, path string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, wr.daemonURL+path, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if wr.token != "" {
 		req.Header.Set("Authorization", "Bearer "+wr.token)
 	}
 	resp, err := wr.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("daemon at %s is down or unreachable: %w", wr.daemonURL, unwrapURLError(err))
+		return fmt.Errorf("daemon at %s is down or unreachable: %w", wr.daemonURL, unwrapURLError(err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("daemon at %s answered %s", wr.daemonURL, resp.Status)
+		return fmt.Errorf("daemon at %s answered %s for %s", wr.daemonURL, resp.Status, path)
 	}
-	var env struct {
-		OK   bool              `json:"ok"`
-		Data systemstate.State `json:"data"`
-	}
+	env := struct {
+		OK   bool `json:"ok"`
+		Data any  `json:"data"`
+	}{Data: v}
 	if err := json.Unmarshal(body, &env); err != nil || !env.OK {
-		return nil, fmt.Errorf("daemon at %s sent an unreadable system state", wr.daemonURL)
+		return fmt.Errorf("daemon at %s sent an unreadable answer for %s", wr.daemonURL, path)
 	}
-	return &env.Data, nil
+	return nil
 }
 
 func unwrapURLError(err error) error {
