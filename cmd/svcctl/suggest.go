@@ -3,43 +3,16 @@ package main
 import (
 	"flag"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
-	"github.com/agext/levenshtein"
+	"github.com/svcd/svcd/shared/didyoumean"
 )
-
-// closest is the candidate nearest to word, when it is near enough to be a
-// typo of it: at most a third of the word's length in edits (two for long
-// words), so "stauts" finds "status" but "x" finds nothing.
-func closest(word string, candidates []string) (string, bool) {
-	limit := len(word) / 3
-	if limit < 1 {
-		limit = 1
-	}
-	if limit > 2 {
-		limit = 2
-	}
-	best, bestDist := "", limit+1
-	sorted := append([]string(nil), candidates...)
-	sort.Strings(sorted) // the same answer for the same typo
-	for _, c := range sorted {
-		// A word cut short ("-timeout" for "-timeout-ms") is meant too.
-		if len(word) >= 3 && strings.HasPrefix(c, word) {
-			return c, true
-		}
-	}
-	for _, c := range sorted {
-		if d := levenshtein.Distance(word, c, nil); d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	return best, best != ""
-}
 
 // didYouMean is " (did you mean X?)" for a near candidate, else "".
 func didYouMean(word string, candidates []string, prefix string) string {
-	if c, ok := closest(word, candidates); ok {
+	sorted := slices.Sorted(slices.Values(candidates)) // the same answer for the same typo
+	if c, ok := didyoumean.Nearest(word, sorted); ok {
 		return fmt.Sprintf(" (did you mean %s%s?)", prefix, c)
 	}
 	return ""

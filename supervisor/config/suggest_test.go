@@ -27,14 +27,3 @@ func TestLoadSuggestsNearestFlag(t *testing.T) {
 		t.Errorf("-h: %v, want flag.ErrHelp", err)
 	}
 }
-
-func TestEditDistance(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		d    int
-	}{{"", "", 0}, {"listen", "listen", 0}, {"lisen", "listen", 1}, {"", "abc", 3}, {"kitten", "sitting", 3}} {
-		if got := editDistance(c.a, c.b); got != c.d {
-			t.Errorf("editDistance(%q,%q)=%d want %d", c.a, c.b, got, c.d)
-		}
-	}
-}
