@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -250,5 +251,15 @@ func TestStartupPanelURLRootAndHead(t *testing.T) {
 		if head.Status != 200 || len(head.Body) != 0 {
 			t.Errorf("HEAD %s: %d with %d body bytes", path, head.Status, len(head.Body))
 		}
+	}
+}
+
+// A mistyped svcd command names the one probably meant, exit 2.
+func TestSvcdUnknownCommandSuggests(t *testing.T) {
+	t.Parallel()
+	out, err := runSvcd(t, nil, "snapshto", "save")
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(out, `unknown command "snapshto" (did you mean snapshot?)`) {
+		t.Fatalf("svcd snapshto: %v\n%s", err, out)
 	}
 }

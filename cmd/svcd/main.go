@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/svcd/svcd/shared/didyoumean"
 )
 
 // subcommand runs one svcd mode with its own arguments.
@@ -35,9 +37,14 @@ func subcommands() map[string]subcommand {
 	}
 }
 
+// listedCommands are the commands people see, in the order usage lists them.
+func listedCommands() []string {
+	return []string{"serve", "status-wrapper", "witness", "recover", "snapshot", "agentd", "version"}
+}
+
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: svcd <command> [flags]\n\ncommands:")
-	for _, name := range []string{"serve", "status-wrapper", "witness", "recover", "snapshot", "agentd", "version"} {
+	for _, name := range listedCommands() {
 		fmt.Fprintf(w, "  %-15s %s\n", name, subcommands()[name].summary)
 	}
 	fmt.Fprintln(w, "\nsvcd <command> -h (or svcd help <command>) lists the command's flags.")
@@ -71,7 +78,11 @@ func main() {
 	}
 	cmd, ok := subcommands()[os.Args[1]]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "svcd: unknown command %q\n\n", os.Args[1])
+		hint := ""
+		if near, ok := didyoumean.Nearest(os.Args[1], listedCommands()); ok {
+			hint = fmt.Sprintf(" (did you mean %s?)", near)
+		}
+		fmt.Fprintf(os.Stderr, "svcd: unknown command %q%s\n\n", os.Args[1], hint)
 		usage(os.Stderr)
 		os.Exit(2)
 	}
