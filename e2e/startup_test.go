@@ -263,3 +263,22 @@ func TestSvcdUnknownCommandSuggests(t *testing.T) {
 		t.Fatalf("svcd snapshto: %v\n%s", err, out)
 	}
 }
+
+// `svcd witness -h` lists what a witness uses, not every flag of serve.
+func TestWitnessHelpListsWitnessFlags(t *testing.T) {
+	t.Parallel()
+	out, err := runSvcd(t, nil, "witness", "-h")
+	if err != nil {
+		t.Fatalf("svcd witness -h: %v\n%s", err, out)
+	}
+	for _, want := range []string{"-join", "-raft-addr", "-data-dir", "-node-id", "SVC_SHARED_TOKEN"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("svcd witness -h lacks %s:\n%s", want, out)
+		}
+	}
+	for _, not := range []string{"-listen", "-exec-rlimits", "-hostops-allowed-roots", "-daemon-url"} {
+		if strings.Contains(out, not+" ") {
+			t.Errorf("svcd witness -h lists serve's %s:\n%s", not, out)
+		}
+	}
+}

@@ -223,6 +223,9 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	configFile := fs.String("config", "", "HCL config file")
 	fl := bindFlags(fs)
 	maps.Copy(fl, bindLogFileFlags(fs))
+	if shown := helpFlagsOf(name); shown != nil {
+		fs.Usage = func() { printSomeDefaults(fs, shown) }
+	}
 	if err := fs.Parse(args); err != nil {
 		return cfg, suggestFlag(fs, err)
 	}
