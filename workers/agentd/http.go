@@ -10,7 +10,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/svcd/svcd/shared/api"
-	"github.com/svcd/svcd/supervisor/guard"
+	"github.com/svcd/svcd/shared/guard"
 )
 
 // Route is one agentd HTTP route, listed by /describe.
