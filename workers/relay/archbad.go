@@ -1,4 +1,0 @@
-package relay
-
-// Deliberately bad import (reverted in the next commit): shows TestLayers failing.
-import _ "github.com/svcd/svcd/supervisor/pagecursor"
