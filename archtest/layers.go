@@ -189,6 +189,17 @@ func broken(imp Import, to string) string {
 	if imp.Kind != "" && (isTestSupport(to) || excepted(imp, to)) {
 		return ""
 	}
+	if rule := layerRule(from, dst, fromUnit, toUnit); rule != "" {
+		return rule
+	}
+	if imp.Kind == "" && isTestSupport(to) && !isTestSupport(imp.Pkg) && from.Name != "tooling" {
+		return fmt.Sprintf("%s is test support: only tests, tooling and other test support import it", to)
+	}
+	return ""
+}
+
+// layerRule names the layer rule an import from one unit to another breaks, or "".
+func layerRule(from, dst *Layer, fromUnit, toUnit string) string {
 	if dst == from {
 		if from.Isolated && fromUnit != toUnit {
 			return fmt.Sprintf("layer %s: %s must not import %s — %s", from.Name, fromUnit, toUnit, from.Why)

@@ -46,6 +46,8 @@ func TestLayersRefuseTheBackArrow(t *testing.T) {
 		{imp("cmd/svcctl", "", "cmd/svcd"), "layer cmd: cmd/svcctl must not import cmd/svcd"},
 		{imp("workers/relay", "xtest", "supervisor/bridge"), "layer workers must not import layer supervisor"},
 		{imp("newtop", "", "shared/api"), "package newtop is in no layer"},
+		{imp("supervisor/tasks", "", "raftstore/raftstoretest"), "raftstore/raftstoretest is test support"},
+		{imp("raftstore", "", "shared/jsoncache/jsoncachetest"), "shared/jsoncache/jsoncachetest is test support"},
 	}
 	for _, c := range refused {
 		got := Check([]Import{c.imp})
@@ -65,6 +67,8 @@ func TestLayersRefuseTheBackArrow(t *testing.T) {
 		imp("e2e", "xtest", "supervisor/bridge"),
 		imp("supervisor", "test", "e2e/benchfig"),
 		imp("raftstore", "test", "shared/jsoncache/jsoncachetest"),
+		imp("raftstore/raftstoretest", "", "raftstore"),
+		imp("e2e/harness", "", "supervisor"),
 		imp("workers/scheduler", "xtest", "supervisor/renewal"),
 		{Pkg: "workers/agentd", File: "workers/agentd/x.go", Path: "github.com/hashicorp/raft"},
 	}
