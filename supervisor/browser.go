@@ -12,8 +12,8 @@ import (
 	"github.com/svcd/svcd/shared/systemstate"
 	"github.com/svcd/svcd/supervisor/bridge"
 	"github.com/svcd/svcd/supervisor/relayadmit"
+	"github.com/svcd/svcd/supervisor/relayhttp"
 	"github.com/svcd/svcd/supervisor/renewal"
-	"github.com/svcd/svcd/supervisor/telemetry"
 	"github.com/svcd/svcd/supervisor/workermgr"
 	"github.com/svcd/svcd/workers/relay"
 )
@@ -26,7 +26,8 @@ type browserSide struct {
 	relay   relay.Relay
 	admit   *relayadmit.Admitter // performance (issue 15): leases and batched outcomes
 	flusher *relay.Flusher
-	metrics *telemetry.Relay // relayed requests by outcome (nil: not counted)
+	// requests is the relay's HTTP side (POST /v1/browser/request).
+	requests *relayhttp.Relay
 	// records keeps the read model's entries' JSON (bridge/readmodeljson.go).
 	records *bridge.ReadModelJSON
 	cancel  context.CancelFunc
@@ -73,6 +74,7 @@ func (s *Server) startBrowser(ctx context.Context) error {
 	cancel()
 
 	b.admit = s.relayAdmitter(rl, b.flusher)
+	b.requests = &relayhttp.Relay{Hub: hub, Admit: b.admit, Flusher: b.flusher, Log: s.log, Decode: s.decode}
 
 	fctx, fcancel := context.WithCancel(context.Background())
 	b.cancel = fcancel

@@ -93,7 +93,7 @@ func (m *metrics) registerAreas(s *Server) {
 			m.reg.MustRegister(s.browser.admit.Collectors()...)
 		}
 		if !m.off {
-			s.browser.metrics = telemetry.NewRelay(m.reg)
+			s.browser.requests.Metrics = telemetry.NewRelay(m.reg)
 		}
 	}
 	if !m.off {

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/guard"
 	"github.com/svcd/svcd/shared/reqid"
-	"github.com/svcd/svcd/supervisor/guard"
 )
 
 // RequestIDHeader carries the id of each request, echoed from the caller

@@ -3,8 +3,8 @@ package supervisor
 import (
 	"strings"
 
+	"github.com/svcd/svcd/shared/guard"
 	"github.com/svcd/svcd/supervisor/config"
-	"github.com/svcd/svcd/supervisor/guard"
 )
 
 // probeRoutes answer without a token at every require_token level: load

@@ -14,6 +14,7 @@ import (
 	"github.com/svcd/svcd/shared/keyrange"
 	"github.com/svcd/svcd/supervisor/bridge"
 	"github.com/svcd/svcd/supervisor/openapi"
+	"github.com/svcd/svcd/supervisor/relayhttp"
 	"github.com/svcd/svcd/supervisor/renewal"
 )
 
@@ -51,7 +52,7 @@ func (s *Server) browserRoutes() []Route {
 		{Name: "body", Type: "any", Note: "request body (JSON value)"},
 		{Name: "timeoutMs", Type: "integer", Note: "wait for the answer (default browser_request_timeout_ms, at most 3600000)"},
 	}
-	// Both routes relay through the same engine (browser_relay.go).
+	// Both routes relay through the same engine (supervisor/relayhttp).
 	relayErrors := openapi.Codes{
 		http.StatusUnprocessableEntity: {"missing_field", "invalid_platform"},
 		http.StatusServiceUnavailable:  {"relay_unavailable", "caller_gone", "no_browser_client"},
@@ -82,9 +83,9 @@ func (s *Server) browserRoutes() []Route {
 			Summary: "Send a management action to the plugin and wait for its action_result: accepted, completed, failed, reason, target, result, shell_runtime. 422 unknown action or platform, 409 unknown clientId, 503 no client, 504 no answer in time.",
 			Handle:  s.handleBrowserAction("")},
 		{Method: http.MethodPost, Path: "/v1/browser/request", Name: "browser.request", Area: "browser", Scope: ScopeBusiness, Kind: KindWrite, Body: requestBody, NoLimit: false,
-			Request: browserRequest{}, Response: bufferedAnswer{}, Errors: relayErrors,
+			Request: relayhttp.Request{}, Response: relayhttp.BufferedAnswer{}, Errors: relayErrors,
 			Summary: "Relay one HTTP request through the user's browser page. buffered: status, safe headers, body. sse: events stream_open, stream_event (increasing seq), stream_end, stream_error. 503 no client, 409 no captured credentials (platform_a), 429 relay policy refused (retry_after_ms).",
-			Handle:  s.handleBrowserRequest("")},
+			Handle:  s.browser.requests.Handle("")},
 		{Method: http.MethodPost, Path: "/v1/browser/request/cancel", Name: "browser.request_cancel", Area: "browser", Scope: ScopeBusiness, Kind: KindWrite,
 			Body:    []Field{{Name: "platform", Type: "string", Required: true}, {Name: "requestId", Type: "string", Required: true}},
 			Request: cancelRequest{}, Response: cancelAnswer{},
@@ -99,8 +100,8 @@ func (s *Server) browserRoutes() []Route {
 			Summary: "Legacy: POST /v1/browser/actions with action tab_reload, platform platform_a.", Handle: s.handleBrowserAction("tab_reload")},
 		{Method: http.MethodPost, Path: "/v1/browser/platform_a/send", Name: "browser.platform_a.send", Area: "browser", Scope: ScopeBusiness, Kind: KindWrite,
 			Body:    append([]Field{{Name: "platform", Type: "string", Note: "optional; when given it must be platform_a"}}, requestBody[1:]...),
-			Request: browserRequest{}, Response: bufferedAnswer{}, Errors: relayErrors,
-			Summary: "Legacy: POST /v1/browser/request with platform platform_a.", Handle: s.handleBrowserRequest(bridgeproto.PlatformA)},
+			Request: relayhttp.Request{}, Response: relayhttp.BufferedAnswer{}, Errors: relayErrors,
+			Summary: "Legacy: POST /v1/browser/request with platform platform_a.", Handle: s.browser.requests.Handle(bridgeproto.PlatformA)},
 		{Method: http.MethodGet, Path: "/v1/browser/platform_a/current", Name: "browser.platform_a.current", Area: "browser", Scope: ScopeBusiness, Kind: KindRead,
 			Response: currentAnswer{}, Errors: openapi.Codes{http.StatusServiceUnavailable: {"no_browser_client"}},
 			Summary: "Legacy: the latest platform_a relay result held by this daemon (status, safe headers, body), or result null. 503 with no client.",

@@ -3,7 +3,7 @@ package supervisor
 import (
 	"testing"
 
-	"github.com/svcd/svcd/supervisor/guard"
+	"github.com/svcd/svcd/shared/guard"
 )
 
 // The daemon's requests to itself carry a Host its own guard accepts, for

@@ -21,11 +21,11 @@ import (
 
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/guard"
 	"github.com/svcd/svcd/shared/jsoncache"
 	"github.com/svcd/svcd/supervisor/cluster"
 	"github.com/svcd/svcd/supervisor/config"
 	"github.com/svcd/svcd/supervisor/datalock"
-	"github.com/svcd/svcd/supervisor/guard"
 	"github.com/svcd/svcd/supervisor/renewal"
 	"github.com/svcd/svcd/supervisor/statewrite"
 	"github.com/svcd/svcd/supervisor/tasks"

@@ -9,8 +9,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/svcd/svcd/shared/guard"
 	"github.com/svcd/svcd/supervisor/config"
-	"github.com/svcd/svcd/supervisor/guard"
 	"github.com/svcd/svcd/supervisor/statuswrapper"
 )
 

@@ -18,8 +18,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/guard"
 	"github.com/svcd/svcd/shared/systemstate"
-	"github.com/svcd/svcd/supervisor/guard"
 	"github.com/svcd/svcd/supervisor/status"
 )
 

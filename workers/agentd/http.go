@@ -10,7 +10,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/svcd/svcd/shared/api"
-	"github.com/svcd/svcd/supervisor/guard"
+	"github.com/svcd/svcd/shared/guard"
 )
 
 // Route is one agentd HTTP route, listed by /describe.
@@ -35,7 +35,7 @@ var Routes = []Route{
 }
 
 // Handler is agentd's HTTP API behind the same Host and cross-site write
-// guards as the main daemon (supervisor/guard, imported, not copied).
+// guards as the main daemon (shared/guard, imported, not copied).
 func (d *Daemon) Handler() http.Handler {
 	r := mux.NewRouter()
 	handle := func(method, path string, write bool, h func(http.ResponseWriter, *http.Request) error) {

@@ -1,4 +1,4 @@
-package supervisor
+package relayhttp
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 func TestRelayAnswerStructsKeepTheMapBytes(t *testing.T) {
 	headers := map[string]string{"Content-Type": "application/json", "X-B": "<&>"}
 	body := `{"a":"<b>"}` + "\n"
-	viaStruct, err := json.Marshal(bufferedAnswer{RequestID: "r1", Platform: "platform_b", ClientID: "c1",
+	viaStruct, err := json.Marshal(BufferedAnswer{RequestID: "r1", Platform: "platform_b", ClientID: "c1",
 		Status: 201, Headers: headers, Body: body, DurationMs: 7})
 	if err != nil {
 		t.Fatal(err)
