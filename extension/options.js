@@ -135,7 +135,11 @@ document.getElementById("regrantBtn").addEventListener("click", () => {
   }, (e) => { originError.textContent = (e && e.message) || "not granted"; });
 });
 
+// Site access changed in chrome://extensions fires no permissions event:
+// each time this page is shown, the worker reads the grants again.
+const recheck = () => chrome.runtime.sendMessage({ grantsChanged: true }).catch(() => {}).finally(showPlatforms);
+document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") recheck(); });
+recheck();
 chrome.permissions.onAdded.addListener(showPlatforms);
 chrome.permissions.onRemoved.addListener(showPlatforms);
 chrome.storage.onChanged.addListener((ch, area) => { if (area === "local" && (ch.origins || ch.regrant)) showPlatforms(); });
-showPlatforms();

@@ -777,6 +777,9 @@ chrome.runtime.onMessage.addListener((msg, sender, reply) => {
   if (msg && msg.userIdKey && sender.tab) { userIdKey().then(reply, () => reply('')); return true; }
   if (msg && msg.adapterFor) { adapters().then((ads) => reply(ads.find((a) => a.platform === platformForURL(ads, msg.adapterFor)) || null)); return true; }
   if (msg && msg.status) { reply(statusView()); return false; }
+  // The options page, shown again: a grant changed in Chrome's own site
+  // access controls (chrome://extensions) fires no permissions event.
+  if (msg && msg.grantsChanged && !sender.tab) { registerForGrants().then(() => reply(true), () => reply(false)); return true; }
   if (msg && msg.reconnect) { attempt = 0; connect(); return false; }
   if (msg && msg.modeAction) { send({ type: 'action_request', requestId: 'r-' + Date.now(), action: msg.modeAction, reason: 'popup' }); return false; }
   return false;
