@@ -104,3 +104,14 @@ export function daemonPattern(wsURL) {
   if (!scheme) return '';
   return originPattern(scheme + '//' + u.host);
 }
+
+// broadGrants lists the granted patterns that reach every site (an update
+// from the version that asked for <all_urls> may keep it as an optional
+// grant): the worker gives them back and asks again for the origins in use.
+export function broadGrants(grantedOrigins = []) {
+  return grantedOrigins.filter((p) => {
+    if (p === '<all_urls>') return true;
+    const m = /^([^:]+):\/\/([^/]*)\//.exec(String(p));
+    return !!m && (m[2] === '*' || m[2].startsWith('*:'));
+  });
+}

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { originPattern, covers, grantPlan, releasable, originInput, daemonPattern } from '../lib/grants.js';
+import { originPattern, covers, grantPlan, releasable, originInput, daemonPattern, broadGrants } from '../lib/grants.js';
 import { withOrigins } from '../lib/pageurl.js';
 
 const manifest = JSON.parse(readFileSync(new URL('../manifest.json', import.meta.url)));
@@ -76,6 +76,12 @@ test('daemonPattern: the daemon\'s HTTP origin from its WebSocket address', () =
   assert.equal(daemonPattern('wss://d.example/ws/browser'), 'https://d.example/*');
   assert.equal(daemonPattern('http://x'), '');
   assert.equal(daemonPattern(''), '');
+});
+
+test('broadGrants: what reaches every site is given back after an update, the rest kept', () => {
+  assert.deepEqual(broadGrants(['<all_urls>', 'http://127.0.0.1/*', '*://*/*', 'https://*/*', 'http://*:8080/*', 'https://*.example.com/*', 'http://localhost:9/*']),
+    ['<all_urls>', '*://*/*', 'https://*/*', 'http://*:8080/*']);
+  assert.deepEqual(broadGrants([]), []);
 });
 
 test('the manifest asks at install for the loopback address only', () => {
