@@ -4,7 +4,7 @@
 // limit from its next decision. No secret is ever shown back: the page says
 // only whether this browser is paired (lib/pairing.js).
 import { saveFromOptions, pairingSummary, PAIRING_KEYS } from "./lib/pairing.js";
-import { grantPlan, originInput, releasable, daemonPattern, covers } from "./lib/grants.js";
+import { grantPlan, originInput, originPattern, releasable, daemonPattern, covers, broadGrants } from "./lib/grants.js";
 import { withOrigins } from "./lib/pageurl.js";
 
 const f = document.getElementById("f");
@@ -84,6 +84,8 @@ async function showPlatforms() {
     tr.append(...cells);
     rows.append(tr);
   }
+  const held = (await chrome.permissions.getAll()).origins || [];
+  document.getElementById("broad").hidden = !broadGrants(held).length;
   const { regrant } = await chrome.storage.local.get("regrant");
   const still = (regrant || []).filter((p) => plan.missing.some((m) => m.pattern === p));
   document.getElementById("regrant").hidden = !still.length;
@@ -140,6 +142,21 @@ document.getElementById("regrantBtn").addEventListener("click", () => {
 const recheck = () => chrome.runtime.sendMessage({ grantsChanged: true }).catch(() => {}).finally(showPlatforms);
 document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") recheck(); });
 recheck();
+// Narrowing an old every-site grant (kept over the update from <all_urls>):
+// given back, then the daemon's loopback address and the platform sites in
+// use asked for in one prompt (the loopback address too: Chrome granted it
+// only through the old grant, and withholds it once that is given back).
+document.getElementById("narrowBtn").addEventListener("click", async () => {
+  const { ads, origins } = await current();
+  const held = (await chrome.permissions.getAll()).origins || [];
+  const keep = [...new Set([...REQUIRED, ...ads.filter((a) => origins[a.platform] || held.some((h) => !broadGrants([h]).length && covers(h, new URL(a.origin).origin))).map((a) => originPattern(a.origin))])].filter(Boolean);
+  await chrome.permissions.remove({ origins: broadGrants(held) }).catch(() => {});
+  const ok = await chrome.permissions.request({ origins: keep }).catch(() => false);
+  originError.textContent = ok ? "" : "not granted: grant each platform site below";
+  chrome.runtime.sendMessage({ grantsChanged: true }).catch(() => {});
+  showPlatforms();
+});
+
 chrome.permissions.onAdded.addListener(showPlatforms);
 chrome.permissions.onRemoved.addListener(showPlatforms);
 chrome.storage.onChanged.addListener((ch, area) => { if (area === "local" && (ch.origins || ch.regrant)) showPlatforms(); });

@@ -14,7 +14,7 @@ import { DeliveredKeys } from './lib/delivered.js';
 import { RESULT_MARKER } from './lib/loop.js';
 import { Outbox, KEPT_TYPES } from './lib/outbox.js';
 import { helloAuth, afterHelloOk, afterRefusal } from './lib/pairing.js';
-import { grantPlan, broadGrants } from './lib/grants.js';
+import { grantPlan } from './lib/grants.js';
 
 const VERSION = chrome.runtime.getManifest().version;
 let ws = null;
@@ -597,13 +597,11 @@ chrome.permissions.onRemoved.addListener(() => { registerForGrants(); });
 // the options page opens once and asks again for all of them in one prompt
 // (a prompt needs the user's click: a worker cannot show one).
 async function askAgainAfterUpdate() {
-  // Every site still granted from the old <all_urls> (Chrome may keep it as
-  // an optional grant): given back, so the install holds what it asks for.
-  const broad = broadGrants((await chrome.permissions.getAll()).origins || []);
-  if (broad.length) {
-    await chrome.permissions.remove({ origins: broad }).catch((e) => console.warn('svcd: a broad grant could not be given back', e && e.message));
-    await registerForGrants();
-  }
+  // Chrome keeps an old <all_urls> grant over the update (as an optional
+  // grant): then every origin in use is still granted and nothing is asked.
+  // The worker does not give it back itself: the daemon's loopback address
+  // was granted only through it, and a worker cannot ask for it again (the
+  // options page offers to narrow it, in one prompt).
   const plan = await grants();
   const { origins } = await settings();
   // The origins in use: those the user configured, and a platform's
