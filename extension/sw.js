@@ -593,9 +593,10 @@ async function applyGrants() {
 chrome.permissions.onAdded.addListener(() => { registerForGrants(); });
 chrome.permissions.onRemoved.addListener(() => { registerForGrants(); });
 
-// An update from a version that held <all_urls> loses every platform grant:
-// the options page opens once and asks again for all of them in one prompt
-// (a prompt needs the user's click: a worker cannot show one).
+// After an update, an origin in use that is no longer granted (Chrome
+// keeps an old <all_urls> grant, so normally none): the options page opens
+// once and asks again for all of them in one prompt (a prompt needs the
+// user's click: a worker cannot show one).
 async function askAgainAfterUpdate() {
   // Chrome keeps an old <all_urls> grant over the update (as an optional
   // grant): then every origin in use is still granted and nothing is asked.
