@@ -14,7 +14,7 @@ import { DeliveredKeys } from './lib/delivered.js';
 import { RESULT_MARKER } from './lib/loop.js';
 import { Outbox, KEPT_TYPES } from './lib/outbox.js';
 import { helloAuth, afterHelloOk, afterRefusal } from './lib/pairing.js';
-import { grantPlan } from './lib/grants.js';
+import { grantPlan, registrationSteps } from './lib/grants.js';
 
 const VERSION = chrome.runtime.getManifest().version;
 let ws = null;
@@ -567,19 +567,11 @@ async function applyGrants() {
   }
   if (pageRelayFor === key) return;
   try {
-    const scripts = [
-      { id: 'svcd-content', matches: plan.patterns, js: ['lib/pagerules.js', 'content.js'], runAt: 'document_idle', allFrames: false, persistAcrossSessions: true },
-      { id: 'svcd-page-relay', matches: plan.patterns, js: ['page-relay.js'], world: 'MAIN', runAt: 'document_start', allFrames: false, persistAcrossSessions: true },
-    ];
-    const have = new Set((await chrome.scripting.getRegisteredContentScripts()).map((r) => r.id));
-    const gone = [...have].filter((id) => !plan.patterns.length || !scripts.some((x) => x.id === id));
+    const have = (await chrome.scripting.getRegisteredContentScripts()).map((r) => r.id);
+    const { gone, update, add } = registrationSteps(have, plan.patterns);
     if (gone.length) await chrome.scripting.unregisterContentScripts({ ids: gone });
-    if (plan.patterns.length) {
-      const update = scripts.filter((x) => have.has(x.id));
-      const add = scripts.filter((x) => !have.has(x.id));
-      if (update.length) await chrome.scripting.updateContentScripts(update);
-      if (add.length) await chrome.scripting.registerContentScripts(add);
-    }
+    if (update.length) await chrome.scripting.updateContentScripts(update);
+    if (add.length) await chrome.scripting.registerContentScripts(add);
     pageRelayFor = key;
   } catch (e) {
     // Relays still work in granted pages: the scripts are injected at a

@@ -115,3 +115,28 @@ export function broadGrants(grantedOrigins = []) {
     return !!m && (m[2] === '*' || m[2].startsWith('*:'));
   });
 }
+
+// pageScripts are the two scripts registered for the granted origins: the
+// content script (isolated world, document_idle) and the page relay (MAIN
+// world, document_start, so a page opened after it needs no injection at its
+// first relay). Both persist over worker and browser restarts.
+export function pageScripts(patterns) {
+  return [
+    { id: 'svcd-content', matches: patterns, js: ['lib/pagerules.js', 'content.js'], runAt: 'document_idle', allFrames: false, persistAcrossSessions: true },
+    { id: 'svcd-page-relay', matches: patterns, js: ['page-relay.js'], world: 'MAIN', runAt: 'document_start', allFrames: false, persistAcrossSessions: true },
+  ];
+}
+
+// registrationSteps turns the ids registered now and the granted patterns
+// into the chrome.scripting calls to make: which ids to unregister (every
+// one when nothing is granted: an empty matches list is refused), which
+// scripts to update and which to register.
+export function registrationSteps(haveIds, patterns) {
+  const want = patterns.length ? pageScripts(patterns) : [];
+  const have = new Set(haveIds);
+  return {
+    gone: [...have].filter((id) => !want.some((x) => x.id === id)),
+    update: want.filter((x) => have.has(x.id)),
+    add: want.filter((x) => !have.has(x.id)),
+  };
+}

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { originPattern, covers, grantPlan, releasable, originInput, daemonPattern, broadGrants } from '../lib/grants.js';
+import { originPattern, covers, grantPlan, releasable, originInput, daemonPattern, broadGrants, registrationSteps } from '../lib/grants.js';
 import { withOrigins } from '../lib/pageurl.js';
 
 const manifest = JSON.parse(readFileSync(new URL('../manifest.json', import.meta.url)));
@@ -82,6 +82,30 @@ test('broadGrants: what reaches every site is given back after an update, the re
   assert.deepEqual(broadGrants(['<all_urls>', 'http://127.0.0.1/*', '*://*/*', 'https://*/*', 'http://*:8080/*', 'https://*.example.com/*', 'http://localhost:9/*']),
     ['<all_urls>', '*://*/*', 'https://*/*', 'http://*:8080/*']);
   assert.deepEqual(broadGrants([]), []);
+});
+
+test('registrationSteps: scripts follow the grants, and none is left when nothing is granted', () => {
+  const p = ['http://localhost:9/*'];
+  // First start with a grant: both registered, for exactly the granted pattern.
+  let st = registrationSteps([], p);
+  assert.deepEqual(st.add.map((x) => x.id), ['svcd-content', 'svcd-page-relay']);
+  assert.ok(st.add.every((x) => x.matches === p && x.persistAcrossSessions));
+  assert.equal(st.add.find((x) => x.id === 'svcd-page-relay').world, 'MAIN');
+  assert.deepEqual(st.gone, []);
+  // A grant added: the same ids updated, none added twice.
+  st = registrationSteps(['svcd-content', 'svcd-page-relay'], [...p, 'https://x.example/*']);
+  assert.deepEqual(st.update.map((x) => x.id), ['svcd-content', 'svcd-page-relay']);
+  assert.deepEqual(st.add, []);
+  // The last grant given back: both unregistered, nothing registered.
+  st = registrationSteps(['svcd-content', 'svcd-page-relay'], []);
+  assert.deepEqual(st.gone, ['svcd-content', 'svcd-page-relay']);
+  assert.deepEqual(st.update, []);
+  assert.deepEqual(st.add, []);
+  // The older version's lone page relay registration is updated; an unknown id goes.
+  st = registrationSteps(['svcd-page-relay', 'old-thing'], p);
+  assert.deepEqual(st.gone, ['old-thing']);
+  assert.deepEqual(st.update.map((x) => x.id), ['svcd-page-relay']);
+  assert.deepEqual(st.add.map((x) => x.id), ['svcd-content']);
 });
 
 test('the manifest asks at install for the loopback address only', () => {
