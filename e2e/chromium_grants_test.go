@@ -208,6 +208,30 @@ func TestExtensionAsksOnlyForGrantedSites(t *testing.T) {
 	}
 	waitUntil(t, 10*time.Second, "the options page showing the site not granted", func() bool { return shown("platform_a") == "not granted" && shown("platform_b") == "granted" })
 
+	t.Run("bad_origin", func(t *testing.T) {
+		// A site that is no origin is refused in the page: nothing asked,
+		// nothing stored.
+		var before, after string
+		_ = b.eval(sw, `chrome.storage.local.get('origins').then((s) => JSON.stringify(s.origins))`, &before)
+		if err := b.eval(opt, `(() => { const r = document.querySelector('tr[data-platform="platform_a"]'); r.querySelector('.origin').value = 'https://chat.example.com/c/1'; r.querySelector('.grant').click(); return true; })()`, nil); err != nil {
+			t.Fatal(err)
+		}
+		var msg string
+		waitUntil(t, 5*time.Second, "the options page's refusal", func() bool {
+			_ = b.eval(opt, `document.getElementById('originError').textContent`, &msg)
+			return msg != ""
+		})
+		if !strings.Contains(msg, "an origin only") {
+			t.Fatalf("refusal of a URL with a path: %q", msg)
+		}
+		_ = b.eval(sw, `chrome.storage.local.get('origins').then((s) => JSON.stringify(s.origins))`, &after)
+		if before != after || shown("platform_a") != "not granted" {
+			t.Fatalf("a refused origin changed the settings: %s -> %s", before, after)
+		}
+		_ = b.eval(opt, `location.reload()`, nil)
+		waitUntil(t, 10*time.Second, "the options page again", func() bool { return shown("platform_a") == "not granted" })
+	})
+
 	t.Run("granted", func(t *testing.T) {
 		// What the prompt's Allow does: the site granted (see siteAccessExtension).
 		access.do(t, fmt.Sprintf(`addHostPermission('ID', %q)`, originA+"/*"))
