@@ -55,7 +55,12 @@ func TestExtensionFigures(t *testing.T) {
 	site := newFakeSite("platform_a", "CANARYf1")
 	defer site.Close()
 	sw := b.worker()
-	configure(t, b, sw, d, map[string]string{"platform_a": site.URL})
+	// The page cost's granted platform site (E1pagecost, issue 36) is
+	// platform_c: configured with the others, so the connection that the
+	// relay figures use is not moved by it.
+	cost := costSite()
+	defer cost.Close()
+	configure(t, b, sw, d, map[string]string{"platform_a": site.URL, "platform_c": cost.URL})
 	waitUntil(t, 15*time.Second, "the extension connected", func() bool { return extConnected(t, d, "chromium-e2e") })
 	b.openTab(site.URL + "/")
 	waitUntil(t, 15*time.Second, "the tab's capture", func() bool { return len(readModel(t, d, "?platform=platform_a").Records) > 0 })
@@ -63,7 +68,13 @@ func TestExtensionFigures(t *testing.T) {
 	gp := connectPlugin(t, d, "go-plugin", nil, func(o *fakeplugin.Options) { o.Platforms = map[string]string{"platform_a": site.URL} })
 	capture(t, d, gp, "platform_a", "bench", map[string]string{"Authorization": "Bearer bench"})
 
-	only := os.Getenv("SVCD_FIGURES_ONLY") // "", relay (relay+sse), sse, reconnect
+	only := os.Getenv("SVCD_FIGURES_ONLY") // "", relay (relay+sse), sse, reconnect, pagecost
+	if only == "" || only == "pagecost" {
+		pageCostFigures(t, b, sw, cost)
+		if only == "pagecost" {
+			return
+		}
+	}
 	var fl *floors
 	if only != "reconnect" {
 		fl = startFloors(t, b, sw, d, site.URL, `{"reply":"hello from platform_a (floor)"}`)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -21,9 +22,10 @@ func TestExtensionPageRelayUpgrade(t *testing.T) {
 	waitUntil(t, 15*time.Second, "the extension connected", func() bool { return extConnected(t, d, "chromium-e2e") })
 	// Registered for the configured origin (the worker registers again when
 	// the origins change): only then is it taken away for good.
+	// The site's own origin with its port (issue 36): not every loopback page.
 	waitUntil(t, 15*time.Second, "the page relay registered for the site", func() bool {
 		var ok bool
-		_ = b.eval(sw, `chrome.scripting.getRegisteredContentScripts({ids: ['svcd-page-relay']}).then((l) => l.length === 1 && l[0].matches.includes('http://127.0.0.1/*'))`, &ok)
+		_ = b.eval(sw, fmt.Sprintf(`chrome.scripting.getRegisteredContentScripts({ids: ['svcd-page-relay']}).then((l) => l.length === 1 && l[0].matches.includes(%q))`, site.URL+"/*"), &ok)
 		return ok
 	})
 	// No registered relay from here on: the reloaded page gets only the

@@ -1,8 +1,13 @@
-// Runs inside a platform page (injected on demand by the service worker).
+// Runs inside a platform page whose origin the user granted: registered for
+// those origins only (sw.js registerForGrants), injected on demand into one
+// open before.
 // Fetches here carry the page's own origin and cookies.
 (() => {
   if (window.__svcdBridge) return;
   window.__svcdBridge = true;
+  // A mark the page's own world can see too: the e2e shows by it that a
+  // page outside the granted origins got no content script (issue 36).
+  document.documentElement.dataset.svcdBridge = '1';
 
   // The fetch itself runs in the page's MAIN world (page-relay.js), so the
   // page's cookies and state apply exactly as for the page's own requests;

@@ -25,6 +25,16 @@
   window.__svcdPageRelay2 = true;
   markNow();
   const running = new Map(); // nonce -> AbortController
+  // The downgrade case: a content script older than the CustomEvents (wave
+  // 5: it took any mark and talks by window.postMessage) left in a page
+  // that now holds this relay. Unanswered, its relays hung until their
+  // timeout; each is refused at once, as stale, so the worker says to
+  // reload the page instead of waiting.
+  window.addEventListener('message', (ev) => {
+    if (ev.source !== window || !ev.data || typeof ev.data.svcdRelay !== 'string') return;
+    if (ev.data.req && ev.data.req.cancel) return;
+    window.postMessage({ svcdRelayReply: ev.data.svcdRelay, msg: { error: true, stale: true } }, '*');
+  });
   window.addEventListener('svcd-relay', async (ev) => {
     let d;
     try { d = JSON.parse(ev.detail); } catch { return; }

@@ -14,6 +14,7 @@ import { DeliveredKeys } from './lib/delivered.js';
 import { RESULT_MARKER } from './lib/loop.js';
 import { Outbox, KEPT_TYPES } from './lib/outbox.js';
 import { helloAuth, afterHelloOk, afterRefusal } from './lib/pairing.js';
+import { grantPlan, registrationSteps } from './lib/grants.js';
 
 const VERSION = chrome.runtime.getManifest().version;
 let ws = null;
@@ -264,14 +265,17 @@ for (const ev of [chrome.tabs.onCreated, chrome.tabs.onUpdated, chrome.tabs.onRe
 // platformTabs: the tabs of a platform, kept for the same tab list and
 // adapters (every relay picks its tab here; naming each tab's platform
 // parses its URL). Callers do not change the list.
-let platformTabsFor = { tabs: null, ads: null, list: null };
+// Only the tabs of granted origins: the extension may not touch the others.
+let platformTabsFor = { tabs: null, ads: null, plan: null, list: null };
 async function platformTabs() {
   const ads = await adapters();
+  const plan = await grants();
   const tabs = await allTabs();
   const c = platformTabsFor;
-  if (c.tabs === tabs && c.ads === ads) return c.list;
-  const list = tabs.flatMap((t) => { const platform = t.url ? platformForURL(ads, t.url) : ''; return platform ? [{ tab: t, platform }] : []; });
-  platformTabsFor = { tabs, ads, list };
+  if (c.tabs === tabs && c.ads === ads && c.plan === plan) return c.list;
+  const ok = new Set(plan.granted.map((g) => g.platform));
+  const list = tabs.flatMap((t) => { const platform = t.url ? platformForURL(ads, t.url) : ''; return platform && ok.has(platform) ? [{ tab: t, platform }] : []; });
+  platformTabsFor = { tabs, ads, plan, list };
   return list;
 }
 
@@ -282,7 +286,19 @@ async function tabFor(platform) {
 
 const captured = {}; // platform -> {headers, cookies, host, tabId, endpoints}; values stay in memory only
 
-chrome.webRequest.onSendHeaders.addListener(async (d) => {
+// What the capture listener was called for, by origin (counts only, no URL
+// path, no header): the e2e reads it to show a page outside the granted
+// origins costs no webRequest callback (globalThis: DevTools evaluates
+// there, module variables are out of its reach).
+const webRequestSeen = new Map();
+globalThis.svcdWebRequestSeen = webRequestSeen;
+
+// onRequestHeaders is the header capture. It is added with a filter of the
+// granted platform origins only (registerForGrants): Chrome calls it for no
+// other page, and for no request of the daemon's loopback address.
+async function onRequestHeaders(d) {
+  try { const o = new URL(d.url).origin; webRequestSeen.set(o, (webRequestSeen.get(o) || 0) + 1); } catch { /* counted nowhere */ }
+  if (webRequestSeen.size > 64) webRequestSeen.delete(webRequestSeen.keys().next().value);
   if (d.tabId < 0) return;
   const ads = await adapters();
   let u;
@@ -299,7 +315,7 @@ chrome.webRequest.onSendHeaders.addListener(async (d) => {
     if (!c.endpoints[key]) { c.endpoints[key] = { method: d.method, path: cutQuery(u.pathname) }; changed = true; }
   }
   if (changed) report(platform);
-}, { urls: ['<all_urls>'] }, ['requestHeaders', 'extraHeaders']);
+}
 
 async function report(platform) {
   const c = captured[platform];
@@ -407,7 +423,7 @@ async function relay(m) {
     } else if (r.error) {
       done = true;
       if (sse && head) send({ type: 'stream_error', requestId: m.requestId, code: r.aborted ? 'cancelled' : 'network', message: r.aborted ? 'cancelled' : 'the page could not complete the request' });
-      else send({ type: 'api_response', requestId: m.requestId, status: 0, error: r.aborted ? 'cancelled' : 'the page could not perform the request' });
+      else send({ type: 'api_response', requestId: m.requestId, status: 0, error: r.aborted ? 'cancelled' : r.stale ? 'the page holds an older version of the extension\'s script: reload the page' : 'the page could not perform the request' });
       finish();
     }
   };
@@ -416,6 +432,12 @@ async function relay(m) {
   if (body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) headers['Content-Type'] = 'application/json';
   const ad = (await adapters()).find((a) => a.platform === m.platform);
   if (!ad) { send({ type: 'api_response', requestId: m.requestId, status: 0, error: 'no adapter for this platform' }); return; }
+  // An origin the user has not granted: neither the page nor the worker's
+  // fetch may reach it; say so at once instead of a script error later.
+  if (!(await grants()).granted.some((g) => g.platform === m.platform)) {
+    send({ type: 'api_response', requestId: m.requestId, status: 0, error: 'origin_not_granted: grant this platform\'s origin in the extension\'s options page' });
+    return;
+  }
   const path = m.path || ad.completionPath || '/api/complete';
   const req = { method: m.method || (body ? 'POST' : 'GET'), path, headers, body: m.path ? body : JSON.stringify({ prompt: m.prompt }), timeoutMs: m.timeoutMs || 120000, stream: sse };
   const tab = await tabFor(m.platform);
@@ -500,26 +522,89 @@ async function preparePage(tabId) {
   await chrome.scripting.executeScript({ target: { tabId }, world: 'MAIN', files: ['page-relay.js'] });
 }
 
-// The page relay (page-relay.js) is registered once for the platforms'
-// origins (not every site: the adapters' hosts, any port), in the pages'
-// MAIN world at document_start, so a page opened after it needs no
-// injection at its first relay. Registered again when the origins change;
-// it persists over worker and browser restarts.
+// grants is the plan of the platform origins (lib/grants.js): which the
+// user granted, which are missing, and the match patterns of the granted
+// ones. Kept until the adapters or the permissions change.
+let grantsCache = null;
+function grants() {
+  if (!grantsCache) {
+    grantsCache = (async () => {
+      const [ads, perms] = await Promise.all([adapters(), chrome.permissions.getAll()]);
+      const plan = grantPlan(ads, perms.origins || []);
+      chrome.storage.session.set({ grants: { granted: plan.granted, missing: plan.missing } }).catch(() => {});
+      return plan;
+    })().catch((e) => { grantsCache = null; throw e; });
+  }
+  return grantsCache;
+}
+
+// registerForGrants puts the content script (isolated world, document_idle),
+// the page relay (page-relay.js: MAIN world, document_start, so a page
+// opened after it needs no injection at its first relay) and the header
+// capture (webRequest with extraHeaders) in place for the granted platform
+// origins exactly, and takes them away from every other page. It runs at
+// every worker start (the scripts persist over worker and browser restarts;
+// a listener does not), when the origins change and when a grant is added
+// or removed. One run at a time: the next waits for the one before.
+let registered = Promise.resolve();
 let pageRelayFor = null;
-async function registerPageRelay() {
+let captureFor = null;
+function registerForGrants() {
+  registered = registered.then(applyGrants, applyGrants);
+  return registered;
+}
+async function applyGrants() {
+  grantsCache = null;
+  let plan;
+  try { plan = await grants(); } catch (e) { console.warn('svcd: the granted origins could not be read', e && e.message); return; }
+  const key = plan.patterns.join(' ');
+  if (captureFor !== key) {
+    chrome.webRequest.onSendHeaders.removeListener(onRequestHeaders);
+    // No granted origin: no listener at all (an empty urls filter would
+    // not mean "nothing").
+    if (plan.patterns.length) chrome.webRequest.onSendHeaders.addListener(onRequestHeaders, { urls: plan.patterns }, ['requestHeaders', 'extraHeaders']);
+    captureFor = key;
+  }
+  if (pageRelayFor === key) return;
   try {
-    const matches = [...new Set((await adapters()).map((a) => { try { const u = new URL(a.origin); return u.protocol + '//' + u.hostname + '/*'; } catch { return ''; } }).filter(Boolean))].sort();
-    const key = matches.join(' ');
-    if (pageRelayFor === key) return;
-    const script = { id: 'svcd-page-relay', matches, js: ['page-relay.js'], world: 'MAIN', runAt: 'document_start', allFrames: false, persistAcrossSessions: true };
-    const have = await chrome.scripting.getRegisteredContentScripts({ ids: [script.id] });
-    if (have.length) await chrome.scripting.updateContentScripts([script]);
-    else await chrome.scripting.registerContentScripts([script]);
+    const have = (await chrome.scripting.getRegisteredContentScripts()).map((r) => r.id);
+    const { gone, update, add } = registrationSteps(have, plan.patterns);
+    if (gone.length) await chrome.scripting.unregisterContentScripts({ ids: gone });
+    if (update.length) await chrome.scripting.updateContentScripts(update);
+    if (add.length) await chrome.scripting.registerContentScripts(add);
     pageRelayFor = key;
   } catch (e) {
-    // Relays still work: the page relay is injected at a page's first relay.
-    console.warn('svcd: the page relay could not be registered', e && e.message);
+    // Relays still work in granted pages: the scripts are injected at a
+    // page's first relay.
+    console.warn('svcd: the page scripts could not be registered', e && e.message);
   }
+}
+
+// A grant added or given back (options page, chrome://extensions, the
+// browser's site access menu) changes what is registered at once.
+chrome.permissions.onAdded.addListener(() => { registerForGrants(); });
+chrome.permissions.onRemoved.addListener(() => { registerForGrants(); });
+
+// After an update, an origin in use that is no longer granted (Chrome
+// keeps an old <all_urls> grant, so normally none): the options page opens
+// once and asks again for all of them in one prompt (a prompt needs the
+// user's click: a worker cannot show one).
+async function askAgainAfterUpdate() {
+  // Chrome keeps an old <all_urls> grant over the update (as an optional
+  // grant): then every origin in use is still granted and nothing is asked.
+  // The worker does not give it back itself: the daemon's loopback address
+  // was granted only through it, and a worker cannot ask for it again (the
+  // options page offers to narrow it, in one prompt).
+  const plan = await grants();
+  const { origins } = await settings();
+  // The origins in use: those the user configured, and a platform's
+  // default one where a tab of it is open (the rest was never used).
+  const ads = await adapters();
+  const open = new Set((await allTabs()).map((t) => (t.url ? platformForURL(ads, t.url) : '')));
+  const configured = plan.missing.filter((r) => origins[r.platform] || open.has(r.platform));
+  if (!configured.length) return;
+  await chrome.storage.local.set({ regrant: configured.map((r) => r.pattern) });
+  await chrome.runtime.openOptionsPage();
 }
 
 // ---- management actions ----
@@ -690,6 +775,9 @@ chrome.runtime.onMessage.addListener((msg, sender, reply) => {
   if (msg && msg.userIdKey && sender.tab) { userIdKey().then(reply, () => reply('')); return true; }
   if (msg && msg.adapterFor) { adapters().then((ads) => reply(ads.find((a) => a.platform === platformForURL(ads, msg.adapterFor)) || null)); return true; }
   if (msg && msg.status) { reply(statusView()); return false; }
+  // The options page, shown again: a grant changed in Chrome's own site
+  // access controls (chrome://extensions) fires no permissions event.
+  if (msg && msg.grantsChanged && !sender.tab) { registerForGrants().then(() => reply(true), () => reply(false)); return true; }
   if (msg && msg.reconnect) { attempt = 0; connect(); return false; }
   if (msg && msg.modeAction) { send({ type: 'action_request', requestId: 'r-' + Date.now(), action: msg.modeAction, reason: 'popup' }); return false; }
   return false;
@@ -715,11 +803,14 @@ async function overlayAll() {
 chrome.storage.onChanged.addListener((ch, area) => { if (area === 'local' && ch.loop) loopsReady = null; });
 // Reconnect when the user typed something new; not when the worker itself
 // swapped a used code for its credential or dropped a refused one.
-chrome.storage.onChanged.addListener((ch, area) => { if (area === 'local' && ((ch.token && ch.token.newValue) || (ch.pairingCode && ch.pairingCode.newValue) || ch.daemonURL || ch.origins)) { adaptersCache = null; if (ch.origins) registerPageRelay(); attempt = 0; if (ws) { const s = ws; ws = null; s.onclose = null; s.close(); state.connected = false; outbox.dropped(); } connect(); } });
+chrome.storage.onChanged.addListener((ch, area) => { if (area === 'local' && ((ch.token && ch.token.newValue) || (ch.pairingCode && ch.pairingCode.newValue) || ch.daemonURL || ch.origins)) { adaptersCache = null; grantsCache = null; if (ch.origins) registerForGrants(); attempt = 0; if (ws) { const s = ws; ws = null; s.onclose = null; s.close(); state.connected = false; outbox.dropped(); } connect(); } });
 chrome.alarms.create('svcd-watchdog', { periodInMinutes: 0.5 });
 chrome.alarms.onAlarm.addListener(() => { if (!ws) connect(); });
 chrome.runtime.onStartup.addListener(connect);
-chrome.runtime.onInstalled.addListener(connect);
+chrome.runtime.onInstalled.addListener((d) => {
+  connect();
+  if (d && d.reason === 'update') registerForGrants().then(askAgainAfterUpdate).catch(() => {});
+});
 // A restarted worker keeps what the popup shows (names and fingerprints only;
 // the captured values lived in the old worker's memory and are gone).
-chrome.storage.session.get('status').then(({ status }) => { if (status && status.captured) state.captured = { ...status.captured, ...state.captured }; }).catch(() => {}).finally(() => { connect(); loops(); outbox.flush().catch(() => {}); registerPageRelay(); });
+chrome.storage.session.get('status').then(({ status }) => { if (status && status.captured) state.captured = { ...status.captured, ...state.captured }; }).catch(() => {}).finally(() => { connect(); loops(); outbox.flush().catch(() => {}); registerForGrants(); });
