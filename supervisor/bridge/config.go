@@ -21,9 +21,14 @@ type Config struct {
 	// TokenScopes are the scopes of a connection paired with the token
 	// (host-ops only when the pairing token is the shared token itself).
 	TokenScopes []string
-	// PairingFailures is how many failed hellos one remote address may make
-	// per minute before every further one is refused unread.
+	// PairingFailures is how many failed code hellos one remote address
+	// (and, separately, one client id) may make per minute before every
+	// further code hello from it (for it) is refused unread; the same bounds
+	// wrong tokens per address. Credential hellos are never limited.
 	PairingFailures int
+	// CodeGuessesGlobal bounds failed code hellos from all addresses
+	// together per minute (docs/security.md has the arithmetic).
+	CodeGuessesGlobal int
 	// AllowedOrigins are full origins, e.g. chrome-extension://<id>. A
 	// request without Origin (a non-browser client) is always allowed.
 	AllowedOrigins []string
@@ -95,6 +100,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PairingFailures <= 0 {
 		c.PairingFailures = DefaultPairingFailures
+	}
+	if c.CodeGuessesGlobal <= 0 {
+		c.CodeGuessesGlobal = DefaultCodeGuessesGlobal
 	}
 	if c.MaxBadMessages <= 0 {
 		c.MaxBadMessages = DefaultMaxBad

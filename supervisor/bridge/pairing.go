@@ -39,7 +39,7 @@ const credentialPrefix = "svcb_"
 const (
 	DefaultCodeTTL         = 10 * time.Minute
 	MaxCodeTTL             = 24 * time.Hour
-	DefaultPairingFailures = 10          // failed hellos per remote address and window
+	DefaultPairingFailures = 10          // failed code hellos per address, and per client id, and window
 	pairingFailWindow      = time.Minute // the window those are counted in
 	// MaxPendingCodes is how many unexpired codes may wait at once; past it
 	// issuing answers 429 rather than let raft's bound (MaxPairCodes) evict
@@ -146,20 +146,54 @@ type refusal struct{ code, message string }
 
 func (r *refusal) Error() string { return r.message }
 
-// authenticate checks hello's one authenticator. Failed attempts count per
-// remote address; past the limit every attempt from it is refused unread.
+// authenticate checks hello's one authenticator. Only what can be guessed
+// is rate-limited (pairing_limits.go): code hellos by the failed codes of
+// their source, their client id and everyone; token hellos by the wrong
+// tokens of their source. A credential hello is never refused for what
+// others did.
 func (h *Hub) authenticate(ctx context.Context, remote string, hello *bridgeproto.Hello) (authResult, *refusal) {
-	ip := remoteIP(remote)
-	if !h.pairing.allowed(ip, time.Now()) {
-		ref := &refusal{bridgeproto.ErrPairingRateLimited, "too many failed pairing attempts from this address; wait a minute"}
-		h.pairing.refused(hello.ClientID, ip, ref, time.Now())
+	ip, now := remoteIP(remote), time.Now()
+	limited := func(why string) (authResult, *refusal) {
+		ref := &refusal{bridgeproto.ErrPairingRateLimited, "too many failed pairing attempts " + why + "; retry in a minute"}
+		h.pairing.refused(hello.ClientID, ip, ref, now)
 		return authResult{}, ref
 	}
+	var ticket codeTicket
+	switch {
+	case hello.Credential != "":
+	case hello.Code != "":
+		t, bound := h.pairing.limits.reserveCode(ip, hello.ClientID, now)
+		if bound != "" {
+			return limited(limitReason(bound))
+		}
+		ticket = t
+	default:
+		if !h.pairing.limits.tokenAllowed(ip, now) {
+			return limited("with a token from this address")
+		}
+	}
 	res, ref := h.checkHello(ctx, hello)
+	switch {
+	case ref == nil && hello.Code != "":
+		h.pairing.limits.forgive(ticket)
+	case ref != nil && hello.Credential == "" && hello.Code == "" && ref.code == bridgeproto.ErrPairingFailed:
+		h.pairing.limits.tokenFailed(ip, now)
+	}
 	if ref != nil {
-		h.pairing.fail(ip, hello.ClientID, ref, time.Now())
+		h.pairing.refused(hello.ClientID, ip, ref, now)
 	}
 	return res, ref
+}
+
+// limitReason completes "too many failed pairing attempts …" per bound.
+func limitReason(bound string) string {
+	switch bound {
+	case "global":
+		return "with codes from all addresses (someone may be guessing codes)"
+	case "client":
+		return "with codes for this clientId"
+	}
+	return "with codes from this address"
 }
 
 func (h *Hub) checkHello(ctx context.Context, hello *bridgeproto.Hello) (authResult, *refusal) {
@@ -221,14 +255,13 @@ func remoteIP(remote string) string {
 	return remote
 }
 
-// pairingGuard rate-limits failed hellos per address (memory only: a
+// pairingGuard rate-limits guesses (pairing_limits.go; memory only: a
 // flood must not become raft writes) and counts refusals. The counts are
 // durable (raftstore pairing_refusals.go) but reach raft only through
 // flushRefusals, once per RefusalFlush, as one command per flush.
 type pairingGuard struct {
-	limit int
-	mu    sync.Mutex
-	fails map[string][]time.Time // per remote IP, within the window
+	limits *guessLimits
+	mu     sync.Mutex
 	// pendTotal and pend are the refusals not yet flushed to raft.
 	// flushing is held (write) by a flush from take to the end of its
 	// Apply, and (read) by a reader of raft+pending, so a reader never
@@ -259,43 +292,12 @@ type RefusedPairings struct {
 // recentRefusals is how many buckets the read model shows.
 const recentRefusals = 10
 
-func newPairingGuard(limit int) *pairingGuard {
-	return &pairingGuard{limit: limit, fails: map[string][]time.Time{}, pend: map[string]*raftstore.Refusals{}}
+func newPairingGuard(perKey, global int) *pairingGuard {
+	return &pairingGuard{limits: newGuessLimits(perKey, global, pairingFailWindow), pend: map[string]*raftstore.Refusals{}}
 }
 
-func (g *pairingGuard) recent(ip string, now time.Time) []time.Time {
-	kept := g.fails[ip][:0]
-	for _, t := range g.fails[ip] {
-		if now.Sub(t) < pairingFailWindow {
-			kept = append(kept, t)
-		}
-	}
-	if len(kept) == 0 {
-		delete(g.fails, ip)
-		return nil
-	}
-	g.fails[ip] = kept
-	return kept
-}
-
-func (g *pairingGuard) allowed(ip string, now time.Time) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return len(g.recent(ip, now)) < g.limit
-}
-
-func (g *pairingGuard) fail(ip, clientID string, r *refusal, now time.Time) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if len(g.fails) > 4096 {
-		g.fails = map[string][]time.Time{} // bounded memory under a spray of addresses
-	}
-	g.fails[ip] = append(g.recent(ip, now), now)
-	g.noteLocked(clientID, ip, r, now)
-}
-
-// refused counts a refusal that is no failed authentication (an invalid
-// first message, a rate-limited attempt).
+// refused counts a refusal (a failed authentication, an invalid first
+// message, a rate-limited attempt).
 func (g *pairingGuard) refused(clientID, ip string, r *refusal, now time.Time) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
