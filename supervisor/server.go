@@ -36,18 +36,22 @@ import (
 
 // Server is one running supervisor.
 type Server struct {
-	cfg       config.Config
-	log       hclog.Logger
-	node      *raftstore.Node
-	token     string
-	tokenFile string
-	dirLock   *datalock.Lock // data_dir/LOCK, held from New to Close
-	guard     *guard.Policy  // Host allow-list and the cross-site write guard, shared by every listener
-	routes    []Route
-	errTap    errorTap // tests only: told every error a handler answers
-	router    *mux.Router
-	handler   http.Handler
-	metrics   *metrics
+	cfg   config.Config
+	log   hclog.Logger
+	node  *raftstore.Node
+	token string
+	// clusterKey is cluster_key or else the shared token: raft's transport
+	// key and the root of the keys keyderive derives (pairing hashes,
+	// snapshot MACs), the same on every node and in no snapshot.
+	clusterKey []byte
+	tokenFile  string
+	dirLock    *datalock.Lock // data_dir/LOCK, held from New to Close
+	guard      *guard.Policy  // Host allow-list and the cross-site write guard, shared by every listener
+	routes     []Route
+	errTap     errorTap // tests only: told every error a handler answers
+	router     *mux.Router
+	handler    http.Handler
+	metrics    *metrics
 	// metricsReg is /metrics' registry (metrics.go), made before raft opens.
 	metricsReg *prometheus.Registry
 	// hostopsMetrics counts exec and file calls (nil until newMetrics).
@@ -146,6 +150,7 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 	if clusterKey == "" {
 		clusterKey = s.token
 	}
+	s.clusterKey = []byte(clusterKey)
 	node, err := raftstore.Open(raftstore.Config{
 		NodeID:        cfg.NodeID,
 		DataDir:       cfg.DataDir,

@@ -26,6 +26,11 @@ type Config struct {
 	// further code hello from it (for it) is refused unread; the same bounds
 	// wrong tokens per address. Credential hellos are never limited.
 	PairingFailures int
+	// HashKey keys the stored hashes of pairing codes and credentials
+	// (keyderive.PairingHash of the cluster key: the same on every node,
+	// and in no snapshot or raft entry). Empty: a random key for this
+	// process only (tests), so nothing paired survives a restart.
+	HashKey []byte
 	// CodeGuessesGlobal bounds failed code hellos from all addresses
 	// together per minute (docs/security.md has the arithmetic).
 	CodeGuessesGlobal int

@@ -66,6 +66,8 @@ type Hub struct {
 	activity *activity
 	// pairing rate-limits failed hellos and counts refusals (pairing.go).
 	pairing *pairingGuard
+	// hashKey keys stored code and credential hashes (Config.HashKey).
+	hashKey []byte
 	// refusalLog summarises refused hellos in the log (refusal_log.go).
 	refusalLog *refusalLog
 	// creds keeps Pick's credentialed-record index per state version.
@@ -97,9 +99,15 @@ func New(cfg Config, host Host, log hclog.Logger) *Hub {
 		activity:   newActivity(),
 		pairing:    newPairingGuard(cfg.PairingFailures, cfg.CodeGuessesGlobal),
 		refusalLog: newRefusalLog(log),
+		hashKey:    cfg.HashKey,
 		m:          newHubMetrics(),
 		ctx:        ctx,
 		cancel:     cancel,
+	}
+	if len(h.hashKey) == 0 {
+		h.hashKey = make([]byte, 32)
+		_, _ = rand.Read(h.hashKey)
+		log.Warn("no pairing hash key configured: pairings last only as long as this process")
 	}
 	h.upgrader = websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,

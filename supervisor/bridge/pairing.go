@@ -18,10 +18,12 @@ import (
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/shared/bridgeproto"
+	"github.com/svcd/svcd/shared/keyderive"
 )
 
 // Pairing by one-time code (issue 25 §1). A code is issued through the
-// token-guarded route, stored only as its SHA-256 in raft, and exchanged
+// token-guarded route, stored only as its keyed hash in raft (HMAC under a
+// key derived from the cluster key: issue 34), and exchanged
 // once at hello for a per-client credential (also stored only hashed). The
 // credential opens the bridge as that clientId and nothing else: no HTTP
 // route looks at it.
@@ -61,20 +63,27 @@ func NewPairingCode() string {
 	return string(out)
 }
 
-// codeHash normalises a typed code (case, dashes, spaces) and hashes it.
-func codeHash(code string) string {
-	code = strings.ToUpper(strings.Map(func(r rune) rune {
+// normCode normalises a typed code (case, dashes, spaces).
+func normCode(code string) string {
+	return strings.ToUpper(strings.Map(func(r rune) rune {
 		if r == '-' || r == ' ' || r == '\t' {
 			return -1
 		}
 		return r
 	}, code))
-	return hashHex(code)
 }
 
-func hashHex(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:])
+// codeHash is a typed code's keyed hash (what is stored since issue 34).
+func (h *Hub) codeHash(code string) string { return keyderive.HexMAC(h.hashKey, normCode(code)) }
+
+// credHash is a credential's keyed hash.
+func (h *Hub) credHash(cred string) string { return keyderive.HexMAC(h.hashKey, cred) }
+
+// legacyHash is the unkeyed SHA-256 stored before issue 34; entries with
+// it (Keyed false) still verify until used or expired.
+func legacyHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }
 
 func newCredential() string {
@@ -110,7 +119,7 @@ func (h *Hub) IssueCode(ctx context.Context, scopes []string, ttl time.Duration,
 			WithDetails(map[string]any{"retry_after_ms": wait})
 	}
 	code := NewPairingCode()
-	v, err := h.host.Apply(ctx, raftstore.CmdPairCode, raftstore.PairCodeIssue{Hash: codeHash(code), Scopes: scopes, ExpiresAt: time.Now().Add(ttl).UTC(), IssuedBy: by})
+	v, err := h.host.Apply(ctx, raftstore.CmdPairCode, raftstore.PairCodeIssue{Hash: h.codeHash(code), Keyed: true, Scopes: scopes, ExpiresAt: time.Now().Add(ttl).UTC(), IssuedBy: by})
 	if err != nil {
 		return IssuedCode{}, err
 	}
@@ -206,26 +215,37 @@ func (h *Hub) checkHello(ctx context.Context, hello *bridgeproto.Hello) (authRes
 				cl = &cp
 			}
 		})
-		want := ""
+		want, got := "", h.credHash(hello.Credential)
 		if cl != nil {
 			want = cl.CredHash
+			if !cl.Keyed {
+				got = legacyHash(hello.Credential)
+			}
 		}
 		// Compare even for an unknown client, so timing does not say which
 		// clientIds are paired.
-		if subtle.ConstantTimeCompare([]byte(hashHex(hello.Credential)), []byte(want)) != 1 || cl == nil {
+		if subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 || cl == nil {
 			return authResult{}, &refusal{bridgeproto.ErrCredentialInvalid, "credential unknown or revoked for this clientId; pair again with a new code (svcctl browser pair)"}
+		}
+		if !cl.Keyed {
+			h.rekey(ctx, cl.ClientID, want, hello.Credential)
 		}
 		return authResult{kind: "credential", scopes: cl.Scopes}, nil
 	case hello.Code != "":
-		hash, known := codeHash(hello.Code), false
-		h.host.Read(func(s *raftstore.State) { known = s.Pairing.HasCode(hash) })
+		// A code issued before issue 34 is stored unkeyed until it expires.
+		hash, legacy, known := h.codeHash(hello.Code), legacyHash(normCode(hello.Code)), false
+		h.host.Read(func(s *raftstore.State) {
+			if known = s.Pairing.HasCode(hash); !known && s.Pairing.HasCode(legacy) {
+				hash, known = legacy, true
+			}
+		})
 		if !known {
 			// Guessed codes cost no raft write; a known one is redeemed
 			// (and its expiry judged) by the FSM, once, on every replica.
 			return authResult{}, &refusal{bridgeproto.ErrCodeInvalid, "pairing code unknown or already used; issue a new one (svcctl browser pair)"}
 		}
 		cred := newCredential()
-		v, err := h.host.Apply(ctx, raftstore.CmdPairRedeem, raftstore.PairRedeem{CodeHash: hash, ClientID: hello.ClientID, CredHash: hashHex(cred)})
+		v, err := h.host.Apply(ctx, raftstore.CmdPairRedeem, raftstore.PairRedeem{CodeHash: hash, ClientID: hello.ClientID, CredHash: h.credHash(cred), Keyed: true})
 		if err != nil {
 			switch {
 			case strings.Contains(err.Error(), raftstore.ErrCodeExpired.Error()):
@@ -246,6 +266,17 @@ func (h *Hub) checkHello(ctx context.Context, hello *bridgeproto.Hello) (authRes
 		}
 		return authResult{kind: "token", scopes: h.cfg.TokenScopes}, nil
 	}
+}
+
+// rekey replaces a client's legacy credential hash by its keyed one once
+// the credential was verified; a failure only leaves the legacy hash for
+// the next hello.
+func (h *Hub) rekey(ctx context.Context, clientID, oldHash, cred string) {
+	if _, err := h.host.Apply(ctx, raftstore.CmdPairRekey, raftstore.PairRekey{ClientID: clientID, OldHash: oldHash, NewHash: h.credHash(cred)}); err != nil {
+		h.log.Debug("re-keying a legacy credential hash failed", "client_id", clientID, "error", err)
+		return
+	}
+	h.log.Info("browser client credential re-keyed (legacy SHA-256 hash replaced by a keyed one)", "client_id", clientID)
 }
 
 func remoteIP(remote string) string {

@@ -98,7 +98,7 @@ func TestPairingCodeShape(t *testing.T) {
 			t.Fatalf("code %q", c)
 		}
 		seen[c] = true
-		if codeHash(strings.ToLower(c)) != codeHash(strings.ReplaceAll(c, "-", " ")) {
+		if normCode(strings.ToLower(c)) != normCode(strings.ReplaceAll(c, "-", " ")) {
 			t.Fatal("typing variations hash differently")
 		}
 	}
