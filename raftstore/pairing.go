@@ -50,6 +50,18 @@ type PairingState struct {
 	// RefusedTotal all of them (pairing_refusals.go).
 	Refused      map[string]*Refusals `json:"refused"`
 	RefusedTotal Refusals             `json:"refused_total"`
+	// Revoked remembers each client's last revoked credential (its hash and
+	// when), so restoring a snapshot taken before the revocation does not
+	// bring the credential back (backup.go, issue 34 §5). Bounded like the
+	// clients, the oldest dropped first.
+	Revoked map[string]*Revocation `json:"revoked,omitempty"`
+}
+
+// Revocation is one revoked credential.
+type Revocation struct {
+	ClientID string    `json:"client_id"`
+	CredHash string    `json:"cred_hash"`
+	At       time.Time `json:"at"`
 }
 
 // PairCode is one issued, not yet redeemed code: its hash only.
@@ -134,6 +146,9 @@ func (p *PairingState) normalize() {
 	}
 	if p.Refused == nil {
 		p.Refused = map[string]*Refusals{}
+	}
+	if p.Revoked == nil {
+		p.Revoked = map[string]*Revocation{}
 	}
 }
 
@@ -248,6 +263,8 @@ func applyPairRevoke(s *State, c Command) (any, error) {
 		return nil, fmt.Errorf("client %q is not paired", p.ClientID)
 	}
 	delete(s.Pairing.Clients, p.ClientID)
+	evictOldest(s.Pairing.Revoked, MaxPairedClients-1, func(r *Revocation) time.Time { return r.At })
+	s.Pairing.Revoked[p.ClientID] = &Revocation{ClientID: p.ClientID, CredHash: cl.CredHash, At: c.At}
 	return *cl, nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/shared/jsoncache"
+	"github.com/svcd/svcd/shared/keyderive"
 	"github.com/svcd/svcd/supervisor/cluster"
 	"github.com/svcd/svcd/supervisor/config"
 	"github.com/svcd/svcd/supervisor/datalock"
@@ -157,6 +158,7 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 		RaftAddr:      cfg.RaftAddr,
 		RaftAdvertise: cfg.RaftAdvertise,
 		ClusterKey:    []byte(clusterKey),
+		SnapshotKey:   keyderive.Derive([]byte(clusterKey), keyderive.SnapshotAuth),
 		// A node told to join never forms a cluster of its own.
 		Bootstrap: cfg.Bootstrap && !joining,
 		Timings:   cfg.ClusterTimings(),
