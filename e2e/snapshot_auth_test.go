@@ -114,7 +114,10 @@ func TestSnapshotEditsAreRefused(t *testing.T) {
 
 	for name, edit := range map[string]func(map[string]any){
 		"unknown mode": func(s map[string]any) { s["system"].(map[string]any)["mode"] = "exploded" },
-		"bad time":     func(s map[string]any) { plant(s); s["pairing"].(map[string]any)["clients"].(map[string]any)["backdoor"].(map[string]any)["paired_at"] = "0001-01-01T00:00:00Z" },
+		"bad time": func(s map[string]any) {
+			plant(s)
+			s["pairing"].(map[string]any)["clients"].(map[string]any)["backdoor"].(map[string]any)["paired_at"] = "0001-01-01T00:00:00Z"
+		},
 		"oversized list": func(s map[string]any) {
 			codes := map[string]any{}
 			for i := 0; i < 65; i++ {
