@@ -45,14 +45,16 @@ type Server struct {
 	// key and the root of the keys keyderive derives (pairing hashes,
 	// snapshot MACs), the same on every node and in no snapshot.
 	clusterKey []byte
-	tokenFile  string
-	dirLock    *datalock.Lock // data_dir/LOCK, held from New to Close
-	guard      *guard.Policy  // Host allow-list and the cross-site write guard, shared by every listener
-	routes     []Route
-	errTap     errorTap // tests only: told every error a handler answers
-	router     *mux.Router
-	handler    http.Handler
-	metrics    *metrics
+	// agentdEP is this daemon's agentd address and secret (agentd_endpoint.go).
+	agentdEP  agentdEndpoint
+	tokenFile string
+	dirLock   *datalock.Lock // data_dir/LOCK, held from New to Close
+	guard     *guard.Policy  // Host allow-list and the cross-site write guard, shared by every listener
+	routes    []Route
+	errTap    errorTap // tests only: told every error a handler answers
+	router    *mux.Router
+	handler   http.Handler
+	metrics   *metrics
 	// metricsReg is /metrics' registry (metrics.go), made before raft opens.
 	metricsReg *prometheus.Registry
 	// hostopsMetrics counts exec and file calls (nil until newMetrics).
