@@ -85,7 +85,8 @@ func decodeRestoredState(payload []byte) (*State, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("snapshot payload is not svcd state: %v", err)
 	}
-	if dec.More() {
+	// Token, not More: More says false before a stray '}' or ']'.
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("snapshot payload has data after the state")
 	}
 	if err := validateState(&s); err != nil {
