@@ -97,8 +97,17 @@ func decodeRestoredState(payload []byte) (*State, error) {
 
 // ReadBackup reads and checks a whole snapshot file (snapfile.Read) and its
 // payload; nothing is restored.
+//
+// key is the snapshot MAC key: a format-2 file whose MAC does not match is
+// snapfile.ErrTampered. Without a key (an offline restore that found no
+// cluster key) nothing is authenticated: authenticated is false and the
+// caller must say so.
 func ReadBackup(r io.Reader, key []byte) (h snapfile.Header, payload []byte, authenticated bool, err error) {
-	h, payload, authenticated, err = snapfile.ReadAuth(r, MaxSnapshotPayload, key)
+	if len(key) == 0 {
+		h, payload, err = snapfile.Read(r, MaxSnapshotPayload)
+	} else {
+		h, payload, authenticated, err = snapfile.ReadAuth(r, MaxSnapshotPayload, key)
+	}
 	if err != nil {
 		return h, nil, false, err
 	}

@@ -58,10 +58,10 @@ func snapshotRestoreOffline(dataDir, nodeID, raftAddr, file string) error {
 	if err != nil {
 		return fmt.Errorf("%s refused, nothing written: %w", file, err)
 	}
-	if h.Auth == snapfile.AuthHMAC && len(key) == 0 {
-		return fmt.Errorf("%s is authenticated (format %d) and no cluster key was found to check it (set SVC_CLUSTER_KEY, or SVC_SHARED_TOKEN to the token of the cluster that wrote it); nothing written", file, h.FormatVersion)
-	}
-	if !authenticated {
+	switch {
+	case h.Auth == snapfile.AuthHMAC && len(key) == 0:
+		fmt.Fprintf(os.Stderr, "warning: %s carries a MAC but no cluster key was found to check it (set SVC_CLUSTER_KEY, or SVC_SHARED_TOKEN to the token of the cluster that wrote it): restored UNCHECKED\n", file)
+	case !authenticated:
 		fmt.Fprintf(os.Stderr, "warning: %s is format %d: not authenticated (no MAC), anyone could have edited it\n", file, h.FormatVersion)
 	}
 	if err := raftstore.RestoreDataDir(dataDir, nodeID, raftAddr, h, payload); err != nil {
