@@ -88,9 +88,6 @@ func validatePairing(p *PairingState) error {
 		if !pc.ExpiresAt.After(pc.IssuedAt) {
 			return invalid("pairing.codes: expires_at must be after issued_at")
 		}
-		if pc.ExpiresAt.Sub(pc.IssuedAt) > 24*time.Hour {
-			return invalid("pairing.codes: a code lives at most 24h")
-		}
 	}
 	for id, cl := range p.Clients {
 		if cl == nil || cl.ClientID != id {
