@@ -153,6 +153,9 @@ func TestSnapshotSaveUnderLoadAndRestore(t *testing.T) {
 	}
 
 	// Offline restore into a fresh data dir, then the real binary on it.
+	// The file is authenticated (format 2): the offline restore checks it
+	// with the cluster key it finds, here the shared token (issue 34).
+	t.Setenv("SVC_SHARED_TOKEN", d.Token)
 	fresh := filepath.Join(t.TempDir(), "restored")
 	if out, err := svcdRun(t, "snapshot", "restore", "-data-dir", fresh, path); err != nil {
 		t.Fatalf("svcd snapshot restore: %v\n%s", err, out)

@@ -13,7 +13,7 @@ import { ConversationLoops } from './lib/convloop.js';
 import { DeliveredKeys } from './lib/delivered.js';
 import { RESULT_MARKER } from './lib/loop.js';
 import { Outbox, KEPT_TYPES } from './lib/outbox.js';
-import { helloAuth, afterHelloOk, afterRefusal } from './lib/pairing.js';
+import { helloAuth, afterHelloOk, afterRefusal, RATE_LIMITED_BACKOFF } from './lib/pairing.js';
 import { grantPlan, registrationSteps } from './lib/grants.js';
 
 const VERSION = chrome.runtime.getManifest().version;
@@ -22,6 +22,7 @@ let wsSince = 0; // when ws was opened
 let helloSince = 0; // when ws sent its hello (0: not yet)
 let attempt = 0;
 let reconnectTimer = null;
+let rateLimitedAttempt = 0; // retries after pairing_rate_limited since the last hello_ok
 let keepaliveTimer = null;
 let pairingError = null; // the last pairing refusal's error frame (code, message)
 // What this connection's hello_ok took: batched stream events (lib/batch.js)
@@ -206,9 +207,14 @@ async function connect() {
       probe.stop();
       // The daemon said why in an error frame just before the close; a
       // refused code or credential is dropped (it can never work again).
-      const r = afterRefusal(pairingError && pairingError.code, pairingError && pairingError.message);
+      // pairing_rate_limited is no verdict on what this browser holds:
+      // retry with a slower backoff (lib/pairing.js).
+      const code = pairingError && pairingError.code;
+      const retryMs = code === 'pairing_rate_limited' ? backoffDelay(rateLimitedAttempt++, RATE_LIMITED_BACKOFF) : 0;
+      const r = afterRefusal(code, pairingError && pairingError.message, retryMs);
       state.lastError = r.text; publish();
       if (r.remove.length) chrome.storage.local.remove(r.remove);
+      if (r.retry) { clearTimeout(reconnectTimer); reconnectTimer = setTimeout(connect, retryMs); }
       return;
     }
     scheduleReconnect();
@@ -218,7 +224,7 @@ async function connect() {
 async function onMessage(m) {
   switch (m.type) {
     case 'hello_ok': {
-      attempt = 0;
+      attempt = 0; rateLimitedAttempt = 0;
       probe.stop();
       const u = afterHelloOk(m);
       if (Object.keys(u.set).length) chrome.storage.local.set(u.set).then(() => chrome.storage.local.remove(u.remove));

@@ -24,10 +24,11 @@ const MaxSnapshotPayload = 256 << 20
 type Backup struct {
 	Header  snapfile.Header
 	payload io.ReadCloser
+	key     []byte // the node's SnapshotKey: the file's MAC (format 2)
 }
 
 // Write writes the snapshot file (header, payload, checksum) to w.
-func (b *Backup) Write(w io.Writer) error { return snapfile.Write(w, b.Header, b.payload) }
+func (b *Backup) Write(w io.Writer) error { return snapfile.Write(w, b.Header, b.payload, b.key) }
 
 // Close releases the snapshot.
 func (b *Backup) Close() error { return b.payload.Close() }
@@ -52,7 +53,7 @@ func (n *Node) OpenBackup() (*Backup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("take raft snapshot: %w", err)
 	}
-	return &Backup{payload: rc, Header: snapfile.Header{
+	return &Backup{payload: rc, key: n.cfg.SnapshotKey, Header: snapfile.Header{
 		ClusterID: n.ClusterID(), NodeID: n.cfg.NodeID,
 		Index: meta.Index, Term: meta.Term, CreatedAt: time.Now().UTC().Truncate(time.Millisecond),
 		PayloadBytes: meta.Size,
@@ -71,30 +72,49 @@ func (n *Node) openLatestSnapshot() (*raft.SnapshotMeta, io.ReadCloser, error) {
 }
 
 // decodeSnapshotState checks that a payload is a state this FSM can take,
-// before raft is asked to restore it.
+// before raft is asked to restore it: svcd state, valid as the commands
+// would have made it (snapshot_validate.go).
 func decodeSnapshotState(payload []byte) error {
+	_, err := decodeRestoredState(payload)
+	return err
+}
+
+func decodeRestoredState(payload []byte) (*State, error) {
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	var s State
 	if err := dec.Decode(&s); err != nil {
-		return fmt.Errorf("snapshot payload is not svcd state: %v", err)
+		return nil, fmt.Errorf("snapshot payload is not svcd state: %v", err)
 	}
-	if dec.More() {
-		return errors.New("snapshot payload has data after the state")
+	// Token, not More: More says false before a stray '}' or ']'.
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("snapshot payload has data after the state")
 	}
-	return nil
+	if err := validateState(&s); err != nil {
+		return nil, err
+	}
+	return &s, nil
 }
 
 // ReadBackup reads and checks a whole snapshot file (snapfile.Read) and its
 // payload; nothing is restored.
-func ReadBackup(r io.Reader) (snapfile.Header, []byte, error) {
-	h, payload, err := snapfile.Read(r, MaxSnapshotPayload)
+//
+// key is the snapshot MAC key: a format-2 file whose MAC does not match is
+// snapfile.ErrTampered. Without a key (an offline restore that found no
+// cluster key) nothing is authenticated: authenticated is false and the
+// caller must say so.
+func ReadBackup(r io.Reader, key []byte) (h snapfile.Header, payload []byte, authenticated bool, err error) {
+	if len(key) == 0 {
+		h, payload, err = snapfile.Read(r, MaxSnapshotPayload)
+	} else {
+		h, payload, authenticated, err = snapfile.ReadAuth(r, MaxSnapshotPayload, key)
+	}
 	if err != nil {
-		return h, nil, err
+		return h, nil, false, err
 	}
 	if err := decodeSnapshotState(payload); err != nil {
-		return h, nil, err
+		return h, nil, false, err
 	}
-	return h, payload, nil
+	return h, payload, authenticated, nil
 }
 
 // ClusterMismatchError is a snapshot of another cluster, refused unless the
@@ -112,28 +132,34 @@ func (e *ClusterMismatchError) Error() string {
 // (raft's user-snapshot Restore: the leader takes it and sends it to the
 // followers). Only the leader can; the state is unchanged on any error. A
 // snapshot of another cluster (its header's cluster_id) is refused with a
-// ClusterMismatchError unless force is set. The restored state keeps this
-// cluster's id either way.
-func (n *Node) RestoreBackup(ctx context.Context, h snapfile.Header, payload []byte, force bool) error {
-	if err := decodeSnapshotState(payload); err != nil {
-		return err
+// ClusterMismatchError unless opts.Force is set. The restored state keeps
+// this cluster's id and its live members and leader addresses either way,
+// and, unless opts.Force, the revocations made after the snapshot was
+// taken (restore_pairing.go); the report says what changed in credentials.
+func (n *Node) RestoreBackup(ctx context.Context, h snapfile.Header, payload []byte, opts RestoreOptions) (RestoreReport, error) {
+	snap, err := decodeRestoredState(payload)
+	if err != nil {
+		return RestoreReport{}, err
 	}
 	if !n.IsLeader() {
-		return ErrNotLeader
+		return RestoreReport{}, ErrNotLeader
 	}
 	id, err := n.EnsureClusterID(ctx)
 	if err != nil {
 		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) || errors.Is(err, ErrNotLeader) {
-			return ErrNotLeader
+			return RestoreReport{}, ErrNotLeader
 		}
-		return fmt.Errorf("cluster id: %w", err)
+		return RestoreReport{}, fmt.Errorf("cluster id: %w", err)
 	}
-	if h.ClusterID != "" && h.ClusterID != id && !force {
-		return &ClusterMismatchError{Snapshot: h.ClusterID, Cluster: id}
+	if h.ClusterID != "" && h.ClusterID != id && !opts.Force {
+		return RestoreReport{}, &ClusterMismatchError{Snapshot: h.ClusterID, Cluster: id}
 	}
-	payload, err = withClusterID(payload, id)
+	var live liveRestoreView
+	n.Read(func(s *State) { live = takeLiveView(s) })
+	report := mergeRestoredPairing(&snap.Pairing, live, h, opts)
+	payload, err = withLiveSections(payload, id, snap.Pairing, live.cluster)
 	if err != nil {
-		return err
+		return RestoreReport{}, err
 	}
 	timeout := n.cfg.ApplyTimeout
 	if dl, ok := ctx.Deadline(); ok {
@@ -142,11 +168,11 @@ func (n *Node) RestoreBackup(ctx context.Context, h snapfile.Header, payload []b
 	meta := &raft.SnapshotMeta{Version: raft.SnapshotVersionMax, Index: h.Index, Term: h.Term, Size: int64(len(payload))}
 	if err := n.raft.Restore(meta, bytes.NewReader(payload), timeout); err != nil {
 		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
-			return ErrNotLeader
+			return RestoreReport{}, ErrNotLeader
 		}
-		return fmt.Errorf("raft restore: %w", err)
+		return RestoreReport{}, fmt.Errorf("raft restore: %w", err)
 	}
-	return nil
+	return report, nil
 }
 
 // RestoreDataDir writes a checked snapshot into a fresh data dir (no raft
@@ -205,3 +231,6 @@ func RestoreDataDir(dataDir, nodeID, address string, h snapfile.Header, payload 
 	}
 	return sink.Close()
 }
+
+// SnapshotKey is the MAC key of this node's snapshot files (Config).
+func (n *Node) SnapshotKey() []byte { return n.cfg.SnapshotKey }

@@ -20,7 +20,7 @@ func backupOf(t *testing.T, n *Node) ([]byte, []byte) {
 	if err := b.Write(&file); err != nil {
 		t.Fatal(err)
 	}
-	_, payload, err := ReadBackup(bytes.NewReader(file.Bytes()))
+	_, payload, _, err := ReadBackup(bytes.NewReader(file.Bytes()), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestRestoreBackupRefusesAnotherCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	file, _ := backupOf(t, b)
-	hdr, payload, err := ReadBackup(bytes.NewReader(file))
+	hdr, payload, _, err := ReadBackup(bytes.NewReader(file), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestRestoreBackupRefusesAnotherCluster(t *testing.T) {
 		a.Read(func(s *State) { r = s.System.Reason })
 		return r
 	}
-	err = a.RestoreBackup(ctx, hdr, payload, false)
+	_, err = a.RestoreBackup(ctx, hdr, payload, RestoreOptions{})
 	var mm *ClusterMismatchError
 	if !errors.As(err, &mm) || mm.Snapshot != b.ClusterID() || mm.Cluster != a.ClusterID() {
 		t.Fatalf("foreign restore: %v", err)
@@ -109,7 +109,7 @@ func TestRestoreBackupRefusesAnotherCluster(t *testing.T) {
 		t.Fatalf("refused restore changed the state: %q", reason())
 	}
 	idA := a.ClusterID()
-	if err := a.RestoreBackup(ctx, hdr, payload, true); err != nil {
+	if _, err := a.RestoreBackup(ctx, hdr, payload, RestoreOptions{Force: true}); err != nil {
 		t.Fatalf("forced restore: %v", err)
 	}
 	if reason() != "cluster b" || a.ClusterID() != idA {
@@ -117,11 +117,11 @@ func TestRestoreBackupRefusesAnotherCluster(t *testing.T) {
 	}
 	// Its own snapshot goes back without force.
 	own, _ := backupOf(t, a)
-	h2, p2, err := ReadBackup(io.Reader(bytes.NewReader(own)))
+	h2, p2, _, err := ReadBackup(io.Reader(bytes.NewReader(own)), nil)
 	if err != nil || h2.ClusterID != idA {
 		t.Fatalf("own snapshot header %+v %v", h2, err)
 	}
-	if err := a.RestoreBackup(ctx, h2, p2, false); err != nil {
+	if _, err := a.RestoreBackup(ctx, h2, p2, RestoreOptions{}); err != nil {
 		t.Fatalf("own snapshot: %v", err)
 	}
 }

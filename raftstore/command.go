@@ -46,6 +46,7 @@ func handlers() map[string]handler {
 		CmdPairRedeem:   applyPairRedeem,
 		CmdPairRevoke:   applyPairRevoke,
 		CmdPairScope:    applyPairScope,
+		CmdPairRekey:    applyPairRekey,
 		CmdPairRefusals: applyPairRefusals,
 
 		CmdClusterMember: applyClusterMember,

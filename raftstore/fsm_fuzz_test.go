@@ -55,6 +55,12 @@ func FuzzCommandSequences(f *testing.F) {
 		[2]string{CmdTaskStart, `{"kind":"instruction_batch","title":"u","runner":"n1/b"}`},
 		[2]string{CmdTaskRecover, `{"live":["n1/b"]}`}, [2]string{CmdTaskRecover, `{"live":[]}`},
 		[2]string{CmdTaskFinish, `{"task_id":"task-1","run_id":"run-1-1","status":"done"}`}))
+	// Issue 34: a code redeemed with an unkeyed credential hash, re-keyed,
+	// then revoked (the revocation is remembered).
+	f.Add(seq([2]string{CmdPairCode, `{"hash":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","scopes":["bridge"],"expires_at":"2026-01-02T04:04:05Z"}`},
+		[2]string{CmdPairRedeem, `{"code_hash":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","client_id":"c1","cred_hash":"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"}`},
+		[2]string{CmdPairRekey, `{"client_id":"c1","old_hash":"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb","new_hash":"cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"}`},
+		[2]string{CmdPairRevoke, `{"client_id":"c1"}`}))
 	f.Add([]byte{0xff, '[', 0, 0})
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, data []byte) {

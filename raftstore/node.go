@@ -40,6 +40,10 @@ type Config struct {
 	Bootstrap bool
 	// Timings; zero means the tuned defaults in DefaultTimings.
 	Timings Timings
+	// SnapshotKey is the MAC key of snapshot files (keyderive.SnapshotAuth
+	// of the cluster key): GET /v1/snapshot writes format 2 with it, a
+	// restore checks it. Empty: format 1 files (not authenticated).
+	SnapshotKey []byte
 	// ApplyTimeout bounds one write when the caller's context has no deadline.
 	ApplyTimeout time.Duration
 	Logger       hclog.Logger

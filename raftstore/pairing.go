@@ -8,8 +8,12 @@ import (
 	"time"
 )
 
-// Pairing commands (issue 25 §1). Only SHA-256 hashes of pairing codes and
-// bridge credentials are proposed: whatever is proposed lands in the raft
+// Pairing commands (issue 25 §1). Only hashes of pairing codes and bridge
+// credentials are proposed: keyed ones (HMAC-SHA256 under a key derived from
+// the cluster key, which is in no snapshot and no raft entry; Keyed true),
+// or, written before issue 34, unkeyed SHA-256 (Keyed false) — those keep
+// working until used (a credential is then re-keyed) or expired (a code).
+// Whatever is proposed whatever is proposed lands in the raft
 // log on disk, and a standby that becomes leader must know them too, which
 // is why they live here and not in the bridge's memory.
 const (
@@ -17,6 +21,7 @@ const (
 	CmdPairRedeem = "browser.pair_redeem" // a code was exchanged for a client credential
 	CmdPairRevoke = "browser.pair_revoke" // a client's credential was revoked
 	CmdPairScope  = "browser.pair_scope"  // a scope was granted or taken back
+	CmdPairRekey  = "browser.pair_rekey"  // a legacy (unkeyed) credential hash replaced by its keyed one
 )
 
 // Scopes a paired client may hold.
@@ -45,6 +50,18 @@ type PairingState struct {
 	// RefusedTotal all of them (pairing_refusals.go).
 	Refused      map[string]*Refusals `json:"refused"`
 	RefusedTotal Refusals             `json:"refused_total"`
+	// Revoked remembers each client's last revoked credential (its hash and
+	// when), so restoring a snapshot taken before the revocation does not
+	// bring the credential back (backup.go, issue 34 §5). Bounded like the
+	// clients, the oldest dropped first.
+	Revoked map[string]*Revocation `json:"revoked,omitempty"`
+}
+
+// Revocation is one revoked credential.
+type Revocation struct {
+	ClientID string    `json:"client_id"`
+	CredHash string    `json:"cred_hash"`
+	At       time.Time `json:"at"`
 }
 
 // PairCode is one issued, not yet redeemed code: its hash only.
@@ -54,12 +71,14 @@ type PairCode struct {
 	IssuedAt  time.Time `json:"issued_at"`
 	ExpiresAt time.Time `json:"expires_at"`
 	IssuedBy  string    `json:"issued_by,omitempty"`
+	Keyed     bool      `json:"keyed,omitempty"` // Hash is an HMAC, not a bare SHA-256
 }
 
 // PairedClient is a client holding a bridge credential: its hash only.
 type PairedClient struct {
 	ClientID  string    `json:"client_id"`
 	CredHash  string    `json:"cred_hash"`
+	Keyed     bool      `json:"keyed,omitempty"` // CredHash is an HMAC, not a bare SHA-256
 	Scopes    []string  `json:"scopes"`
 	PairedAt  time.Time `json:"paired_at"`
 	UpdatedAt time.Time `json:"updated_at"`
@@ -81,6 +100,7 @@ type PairCodeIssue struct {
 	Scopes    []string  `json:"scopes"`
 	ExpiresAt time.Time `json:"expires_at"`
 	IssuedBy  string    `json:"issued_by,omitempty"`
+	Keyed     bool      `json:"keyed,omitempty"`
 }
 
 // PairRedeem is the payload of CmdPairRedeem.
@@ -88,6 +108,15 @@ type PairRedeem struct {
 	CodeHash string `json:"code_hash"`
 	ClientID string `json:"client_id"`
 	CredHash string `json:"cred_hash"`
+	Keyed    bool   `json:"keyed,omitempty"` // CredHash is keyed
+}
+
+// PairRekey is the payload of CmdPairRekey: client's unkeyed OldHash is
+// replaced by the keyed NewHash (only if OldHash is still what is stored).
+type PairRekey struct {
+	ClientID string `json:"client_id"`
+	OldHash  string `json:"old_hash"`
+	NewHash  string `json:"new_hash"`
 }
 
 // PairRevoke is the payload of CmdPairRevoke.
@@ -117,6 +146,9 @@ func (p *PairingState) normalize() {
 	}
 	if p.Refused == nil {
 		p.Refused = map[string]*Refusals{}
+	}
+	if p.Revoked == nil {
+		p.Revoked = map[string]*Revocation{}
 	}
 }
 
@@ -171,7 +203,7 @@ func applyPairCode(s *State, c Command) (any, error) {
 		}
 	}
 	evictOldest(codes, MaxPairCodes-1, func(pc *PairCode) time.Time { return pc.IssuedAt })
-	pc := &PairCode{Hash: p.Hash, Scopes: normScopes(p.Scopes), IssuedAt: c.At, ExpiresAt: p.ExpiresAt, IssuedBy: p.IssuedBy}
+	pc := &PairCode{Hash: p.Hash, Scopes: normScopes(p.Scopes), IssuedAt: c.At, ExpiresAt: p.ExpiresAt, IssuedBy: p.IssuedBy, Keyed: p.Keyed}
 	codes[p.Hash] = pc
 	return *pc, nil
 }
@@ -216,7 +248,7 @@ func applyPairRedeem(s *State, c Command) (any, error) {
 	}
 	delete(s.Pairing.Codes, pc.Hash)
 	evictOldest(s.Pairing.Clients, MaxPairedClients-1, func(pc *PairedClient) time.Time { return pc.UpdatedAt })
-	cl := &PairedClient{ClientID: p.ClientID, CredHash: p.CredHash, Scopes: pc.Scopes, PairedAt: c.At, UpdatedAt: c.At}
+	cl := &PairedClient{ClientID: p.ClientID, CredHash: p.CredHash, Keyed: p.Keyed, Scopes: pc.Scopes, PairedAt: c.At, UpdatedAt: c.At}
 	s.Pairing.Clients[p.ClientID] = cl
 	return *cl, nil
 }
@@ -231,6 +263,8 @@ func applyPairRevoke(s *State, c Command) (any, error) {
 		return nil, fmt.Errorf("client %q is not paired", p.ClientID)
 	}
 	delete(s.Pairing.Clients, p.ClientID)
+	evictOldest(s.Pairing.Revoked, MaxPairedClients-1, func(r *Revocation) time.Time { return r.At })
+	s.Pairing.Revoked[p.ClientID] = &Revocation{ClientID: p.ClientID, CredHash: cl.CredHash, At: c.At}
 	return *cl, nil
 }
 
@@ -256,5 +290,29 @@ func applyPairScope(s *State, c Command) (any, error) {
 		scopes = append(scopes, p.Scope)
 	}
 	cl.Scopes, cl.UpdatedAt = normScopes(scopes), c.At
+	return *cl, nil
+}
+
+func applyPairRekey(s *State, c Command) (any, error) {
+	var p PairRekey
+	if err := decodePayload(c, &p); err != nil {
+		return nil, err
+	}
+	if err := checkHash("old_hash", p.OldHash); err != nil {
+		return nil, err
+	}
+	if err := checkHash("new_hash", p.NewHash); err != nil {
+		return nil, err
+	}
+	cl, ok := s.Pairing.Clients[p.ClientID]
+	if !ok {
+		return nil, fmt.Errorf("client %q is not paired", p.ClientID)
+	}
+	// Only the legacy hash the bridge verified is replaced: a credential
+	// paired again (or re-keyed by the other node) meanwhile stays.
+	if cl.Keyed || subtle.ConstantTimeCompare([]byte(cl.CredHash), []byte(p.OldHash)) != 1 {
+		return *cl, nil
+	}
+	cl.CredHash, cl.Keyed = p.NewHash, true
 	return *cl, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/bridgeproto"
+	"github.com/svcd/svcd/shared/keyderive"
 	"github.com/svcd/svcd/shared/keyrange"
 	"github.com/svcd/svcd/shared/systemstate"
 	"github.com/svcd/svcd/supervisor/bridge"
@@ -47,6 +48,7 @@ func (s *Server) startBrowser(ctx context.Context) error {
 	hub := bridge.New(bridge.Config{
 		PairingToken:      pairing,
 		CodesOnly:         !s.cfg.TokenPairing(),
+		HashKey:           keyderive.Derive(s.clusterKey, keyderive.PairingHash),
 		TokenScopes:       s.tokenPairingScopes(),
 		AllowedOrigins:    s.cfg.BrowserOrigins(),
 		AllowedPeers:      peers,

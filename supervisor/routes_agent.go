@@ -10,6 +10,7 @@ import (
 
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/supervisor/agentproxy"
+	"github.com/svcd/svcd/supervisor/config"
 	"github.com/svcd/svcd/supervisor/openapi"
 	"github.com/svcd/svcd/supervisor/workermgr"
 	"github.com/svcd/svcd/workers/agentd"
@@ -19,7 +20,8 @@ import (
 // no run or exec route: agent work happens in sessions' turns. Local: agentd
 // runs on this host, so a standby does not forward them to the leader.
 func (s *Server) agentRoutes() []Route {
-	p := agentproxy.New(s.cfg.AgentdListen, s.token)
+	addr, secret := s.agentd()
+	p := agentproxy.New(addr, s.token, secret)
 	paths := []string{"GET /v1/agent", "GET /v1/agent/sessions", "GET /v1/agent/sessions/{session_id}",
 		"POST /v1/agent/sessions", "POST /v1/agent/turn", "GET /v1/agent/events"}
 	fwd := func(method, path string) HandlerFn {
@@ -86,9 +88,11 @@ func (s *Server) agentdSpecs() []workermgr.Spec {
 	if !s.cfg.AgentdSpawn {
 		return nil
 	}
+	addr, secret := s.agentd()
 	enc, err := agentd.EncodeConfig(agentd.Config{
-		Listen: s.cfg.AgentdListen, DataDir: filepath.Join(s.cfg.DataDir, "agentd"), Command: strings.Fields(s.cfg.AgentdCommand),
+		Listen: addr, DataDir: filepath.Join(s.cfg.DataDir, "agentd"), Command: strings.Fields(s.cfg.AgentdCommand),
 		CodexHome: s.cfg.AgentdCodexHome, ApprovalPolicy: s.cfg.AgentdApprovalPolicy, Token: s.token,
+		TokenForReads: s.cfg.RequireToken == config.RequireTokenAll, ProxySecret: secret,
 		AllowedHosts: s.cfg.AllowedHosts,
 	})
 	if err != nil {

@@ -20,16 +20,16 @@ func (s *Server) snapshotRoutes() []Route {
 		{Method: http.MethodGet, Path: "/v1/snapshot", Name: "snapshot.save", Area: "snapshot", Scope: ScopeControl, Kind: KindRead, Auth: true, Raw: true,
 			Response: openapi.Raw{ContentType: SnapshotMediaType, Description: "the snapshot file"},
 			Errors:   openapi.Codes{http.StatusServiceUnavailable: {"snapshot_failed"}},
-			Summary:  "Take a consistent raft snapshot now and stream it as a snapshot file (header with format_version, cluster_id, index, term, created_at; payload; SHA-256). Writes go on meanwhile; every write acknowledged before the call is in it. svcctl snapshot save FILE.",
+			Summary:  "Take a consistent raft snapshot now and stream it as a snapshot file (header with format_version, cluster_id, index, term, created_at; payload; SHA-256; HMAC-SHA256 under the cluster key's snapshot key, format 2). Writes go on meanwhile; every write acknowledged before the call is in it. svcctl snapshot save FILE.",
 			Handle:   s.handleSnapshotSave},
 		{Method: http.MethodPost, Path: "/v1/snapshot/restore", Name: "snapshot.restore", Area: "snapshot", Scope: ScopeControl, Kind: KindWrite, Auth: true,
 			BodyType: SnapshotMediaType, MaxBody: raftstore.MaxSnapshotPayload + 1<<20,
 			Request:  openapi.Raw{ContentType: SnapshotMediaType, Description: "a snapshot file from GET /v1/snapshot or svcd snapshot save"},
 			Response: restoreAnswer{},
-			Errors: openapi.Codes{http.StatusUnprocessableEntity: {"invalid_snapshot", "invalid_field"}, http.StatusConflict: {"cluster_mismatch"},
+			Errors: openapi.Codes{http.StatusUnprocessableEntity: {"invalid_snapshot", "snapshot_tampered", "invalid_field"}, http.StatusConflict: {"cluster_mismatch"},
 				http.StatusServiceUnavailable: {"not_leader", "restore_failed"}},
-			Query:   []Field{{Name: "force", Type: "boolean", Default: false, Note: "restore a snapshot of another cluster (header cluster_id) anyway; the cluster keeps its own id"}},
-			Summary: "Replace the whole state with a snapshot file (body: the file, Content-Type: " + SnapshotMediaType + "). The file is checked whole first; a corrupt, truncated or foreign one is refused with 422 and changes nothing; a snapshot of another cluster is refused with 409 cluster_mismatch (details: snapshot_cluster_id, cluster_id) unless force=true. Answer: the restored header. svcctl snapshot restore [-force] FILE.",
+			Query:   []Field{{Name: "force", Type: "boolean", Default: false, Note: "restore a snapshot of another cluster (header cluster_id) anyway (the cluster keeps its own id); bring back credentials revoked after the snapshot was taken; take the credentials of an unauthenticated (format 1) file"}},
+			Summary: "Replace the whole state with a snapshot file (body: the file, Content-Type: " + SnapshotMediaType + "). The file is checked whole first; a corrupt, truncated or foreign one, or one whose state breaks a rule the commands keep (unknown mode, bad time, oversized list), is refused with 422 invalid_snapshot and changes nothing; a format-2 file whose MAC does not match this cluster's key is 422 snapshot_tampered; a snapshot of another cluster is refused with 409 cluster_mismatch (details: snapshot_cluster_id, cluster_id) unless force=true. The cluster's live members and leader addresses are kept. Answer: the restored header, authenticated, and credentials (clients_added, clients_removed, revocations_kept, revocations_undone, unauthenticated_dropped, warnings). svcctl snapshot restore [-force] FILE.",
 			Handle:  s.handleSnapshotRestore},
 	}
 }
@@ -54,11 +54,15 @@ func (s *Server) handleSnapshotSave(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (s *Server) handleSnapshotRestore(w http.ResponseWriter, r *http.Request) error {
-	hdr, payload, err := raftstore.ReadBackup(r.Body)
+	hdr, payload, authenticated, err := raftstore.ReadBackup(r.Body, s.node.SnapshotKey())
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return api.NewError(http.StatusRequestEntityTooLarge, "body_too_large", "snapshot file is larger than %d bytes", mbe.Limit)
+		}
+		if errors.Is(err, snapfile.ErrTampered) {
+			s.log.Warn("snapshot restore refused: the file is not authentic", "remote", r.RemoteAddr)
+			return api.Unprocessable("snapshot_tampered", "snapshot refused, nothing changed: %v", err)
 		}
 		return api.Unprocessable("invalid_snapshot", "snapshot refused, nothing changed: %v", err)
 	}
@@ -71,7 +75,8 @@ func (s *Server) handleSnapshotRestore(w http.ResponseWriter, r *http.Request) e
 		return api.Unprocessable("invalid_field", "force=%q: want true or false", v)
 	}
 	forced := force && hdr.ClusterID != "" && hdr.ClusterID != s.node.ClusterID()
-	if err := s.node.RestoreBackup(r.Context(), hdr, payload, force); err != nil {
+	report, err := s.node.RestoreBackup(r.Context(), hdr, payload, raftstore.RestoreOptions{Force: force, Authenticated: authenticated})
+	if err != nil {
 		var mismatch *raftstore.ClusterMismatchError
 		if errors.As(err, &mismatch) {
 			return api.Conflict("cluster_mismatch", "%v", err).WithDetails(map[string]any{
@@ -82,8 +87,14 @@ func (s *Server) handleSnapshotRestore(w http.ResponseWriter, r *http.Request) e
 		}
 		return api.Unavailable("restore_failed", "%v", err)
 	}
-	s.log.Warn("state replaced from a snapshot", "index", hdr.Index, "term", hdr.Term, "cluster_id", hdr.ClusterID, "created_at", hdr.CreatedAt)
-	api.WriteOK(w, restoreAnswer{AppliedIndex: s.node.AppliedIndex(), ClusterID: s.node.ClusterID(), Forced: forced, Restored: hdr})
+	s.log.Warn("state replaced from a snapshot", "index", hdr.Index, "term", hdr.Term, "cluster_id", hdr.ClusterID, "created_at", hdr.CreatedAt,
+		"authenticated", authenticated, "clients_added", report.ClientsAdded, "clients_removed", report.ClientsRemoved,
+		"revocations_kept", report.RevocationsKept, "revocations_undone", report.RevocationsUndone, "unauthenticated_dropped", report.UnauthenticatedDropped)
+	for _, w := range report.Warnings {
+		s.log.Warn("snapshot restore: " + w)
+	}
+	api.WriteOK(w, restoreAnswer{AppliedIndex: s.node.AppliedIndex(), ClusterID: s.node.ClusterID(), Forced: forced, Restored: hdr,
+		Authenticated: authenticated, Credentials: report})
 	return nil
 }
 
@@ -94,4 +105,9 @@ type restoreAnswer struct {
 	ClusterID    string          `json:"cluster_id"`
 	Forced       bool            `json:"forced"`
 	Restored     snapfile.Header `json:"restored"`
+	// Authenticated: the file's MAC matched (format 2); false for a format
+	// 1 file, which restores with a warning (issue 34 §4).
+	Authenticated bool `json:"authenticated"`
+	// Credentials is what the restore changed in pairing credentials.
+	Credentials raftstore.RestoreReport `json:"credentials"`
 }

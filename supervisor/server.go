@@ -23,6 +23,7 @@ import (
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/shared/guard"
 	"github.com/svcd/svcd/shared/jsoncache"
+	"github.com/svcd/svcd/shared/keyderive"
 	"github.com/svcd/svcd/supervisor/cluster"
 	"github.com/svcd/svcd/supervisor/config"
 	"github.com/svcd/svcd/supervisor/datalock"
@@ -36,10 +37,16 @@ import (
 
 // Server is one running supervisor.
 type Server struct {
-	cfg       config.Config
-	log       hclog.Logger
-	node      *raftstore.Node
-	token     string
+	cfg   config.Config
+	log   hclog.Logger
+	node  *raftstore.Node
+	token string
+	// clusterKey is cluster_key or else the shared token: raft's transport
+	// key and the root of the keys keyderive derives (pairing hashes,
+	// snapshot MACs), the same on every node and in no snapshot.
+	clusterKey []byte
+	// agentdEP is this daemon's agentd address and secret (agentd_endpoint.go).
+	agentdEP  agentdEndpoint
 	tokenFile string
 	dirLock   *datalock.Lock // data_dir/LOCK, held from New to Close
 	guard     *guard.Policy  // Host allow-list and the cross-site write guard, shared by every listener
@@ -146,12 +153,14 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 	if clusterKey == "" {
 		clusterKey = s.token
 	}
+	s.clusterKey = []byte(clusterKey)
 	node, err := raftstore.Open(raftstore.Config{
 		NodeID:        cfg.NodeID,
 		DataDir:       cfg.DataDir,
 		RaftAddr:      cfg.RaftAddr,
 		RaftAdvertise: cfg.RaftAdvertise,
 		ClusterKey:    []byte(clusterKey),
+		SnapshotKey:   keyderive.Derive([]byte(clusterKey), keyderive.SnapshotAuth),
 		// A node told to join never forms a cluster of its own.
 		Bootstrap: cfg.Bootstrap && !joining,
 		Timings:   cfg.ClusterTimings(),

@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/raftstore/snapfile"
+	"github.com/svcd/svcd/shared/keyderive"
 )
 
 // runSnapshot is `svcd snapshot save|restore`, the offline half of backups
@@ -50,9 +53,16 @@ func snapshotRestoreOffline(dataDir, nodeID, raftAddr, file string) error {
 		return err
 	}
 	defer f.Close()
-	h, payload, err := raftstore.ReadBackup(f)
+	key := offlineSnapshotKey(dataDir)
+	h, payload, authenticated, err := raftstore.ReadBackup(f, key)
 	if err != nil {
 		return fmt.Errorf("%s refused, nothing written: %w", file, err)
+	}
+	switch {
+	case h.Auth == snapfile.AuthHMAC && len(key) == 0:
+		fmt.Fprintf(os.Stderr, "warning: %s carries a MAC but no cluster key was found to check it (set SVC_CLUSTER_KEY, or SVC_SHARED_TOKEN to the token of the cluster that wrote it): restored UNCHECKED\n", file)
+	case !authenticated:
+		fmt.Fprintf(os.Stderr, "warning: %s is format %d: not authenticated (no MAC), anyone could have edited it\n", file, h.FormatVersion)
 	}
 	if err := raftstore.RestoreDataDir(dataDir, nodeID, raftAddr, h, payload); err != nil {
 		return err
@@ -68,7 +78,11 @@ func snapshotSaveOffline(ctx context.Context, dataDir, nodeID, file string) erro
 	if _, err := os.Stat(filepath.Join(dataDir, "raft.db")); err != nil {
 		return fmt.Errorf("no raft state in %s: %w", dataDir, err)
 	}
-	node, err := raftstore.Open(raftstore.Config{DataDir: dataDir, NodeID: nodeID})
+	key := offlineSnapshotKey(dataDir)
+	if len(key) == 0 {
+		fmt.Fprintln(os.Stderr, "warning: no cluster key found (SVC_CLUSTER_KEY, SVC_SHARED_TOKEN, the data dir's shared_token): the file is written unauthenticated (format 1)")
+	}
+	node, err := raftstore.Open(raftstore.Config{DataDir: dataDir, NodeID: nodeID, SnapshotKey: key})
 	if err != nil {
 		return fmt.Errorf("%w (a daemon running on %s holds raft.db locked: stop it, or use svcctl snapshot save against it)", err, dataDir)
 	}
@@ -115,4 +129,24 @@ func printJSON(v any) error {
 	}
 	_, err = fmt.Println(string(b))
 	return err
+}
+
+// offlineSnapshotKey is the snapshot MAC key for the offline commands: the
+// cluster key as the daemon would take it (SVC_CLUSTER_KEY, else the shared
+// token: SVC_SHARED_TOKEN or the data dir's shared_token file); nil when
+// none is found.
+func offlineSnapshotKey(dataDir string) []byte {
+	master := os.Getenv("SVC_CLUSTER_KEY")
+	if master == "" {
+		master = os.Getenv("SVC_SHARED_TOKEN")
+	}
+	if master == "" {
+		if b, err := os.ReadFile(filepath.Join(dataDir, "shared_token")); err == nil {
+			master = strings.TrimSpace(string(b))
+		}
+	}
+	if master == "" {
+		return nil
+	}
+	return keyderive.Derive([]byte(master), keyderive.SnapshotAuth)
 }

@@ -45,19 +45,28 @@ const REFUSALS = {
   credential_invalid: "this browser's pairing is no longer valid; pair again with a new code",
   credential_revoked: "this browser's pairing was revoked; pair again with a new code",
   token_pairing_disabled: "the daemon no longer accepts the shared token; pair with a code from svcctl browser pair",
-  pairing_rate_limited: "too many failed pairing attempts; wait a minute",
+  pairing_rate_limited: "too many failed pairing attempts (perhaps not this browser's); retrying",
 };
+
+// Retry delays after pairing_rate_limited: the daemon counts failures in a
+// one-minute window, so the first retry comes after some seconds and the
+// steps double up to a minute (with jitter, as lib/backoff.js).
+export const RATE_LIMITED_BACKOFF = { baseMs: 5000, maxMs: 60000 };
 
 // afterRefusal is what a refusal (the error frame before close 4401, code
 // may be empty when the daemon sent none) means: the message the popup
-// shows and the storage to drop, since a refused code or credential can
-// never work again.
-export function afterRefusal(code, message = "") {
-  const text = "pairing refused: " + (REFUSALS[code] || message || "check the pairing code or token in the options page");
+// shows, the storage to drop, since a refused code or credential can never
+// work again, and whether to retry: only pairing_rate_limited says nothing
+// about what this browser holds (others' failures may have caused it), so
+// the worker keeps it and connects again after retryMs.
+export function afterRefusal(code, message = "", retryMs = 0) {
+  let text = "pairing refused: " + (REFUSALS[code] || message || "check the pairing code or token in the options page");
   let remove = [];
   if (code === "pairing_code_invalid" || code === "pairing_code_expired") remove = ["pairingCode"];
   if (code === "credential_invalid" || code === "credential_revoked") remove = ["credential"];
-  return { text, remove };
+  const retry = code === "pairing_rate_limited";
+  if (retry) text += ` in ${Math.max(1, Math.round(retryMs / 1000))} s`;
+  return { text, remove, retry };
 }
 
 // pairingSummary is the options page's one line about the stored state.

@@ -48,6 +48,12 @@ test("refusals name the problem and drop what cannot work again", () => {
   assert.match(r.text, /svcctl browser pair/);
   assert.deepEqual(r.remove, []);
   assert.match(afterRefusal("", "").text, /options page/);
+  assert.equal(afterRefusal("credential_invalid").retry, false);
+  // Rate-limited: nothing is dropped and the worker retries; the popup says when.
+  r = afterRefusal("pairing_rate_limited", "", 7400);
+  assert.equal(r.retry, true);
+  assert.deepEqual(r.remove, []);
+  assert.match(r.text, /retrying in 7 s/);
   assert.match(afterRefusal("something_new", "the daemon's words").text, /the daemon's words/);
 });
 

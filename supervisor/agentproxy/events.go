@@ -54,6 +54,7 @@ const keepAlive = 15 * time.Second
 func (p *Proxy) Events(w http.ResponseWriter, r *http.Request, session string) error {
 	u := url.URL{Scheme: "ws", Host: p.base[len("http://"):], Path: "/v1/agentd/events"}
 	h := http.Header{"Authorization": {"Bearer " + p.token}}
+	challenge := p.challenge(h)
 	dctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	conn, resp, err := websocket.DefaultDialer.DialContext(dctx, u.String(), h)
 	cancel()
@@ -64,6 +65,9 @@ func (p *Proxy) Events(w http.ResponseWriter, r *http.Request, session string) e
 		return unavailable(err)
 	}
 	defer conn.Close()
+	if err := p.checkProof(challenge, resp.Header); err != nil {
+		return err
+	}
 	if session != "" {
 		if err := subscribe(conn, session); err != nil {
 			return unavailable(err)

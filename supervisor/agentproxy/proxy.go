@@ -6,6 +6,9 @@ package agentproxy
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -13,18 +16,23 @@ import (
 
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/shared/reqid"
+	"github.com/svcd/svcd/workers/agentd"
 )
 
 // Proxy calls one agentd.
 type Proxy struct {
-	base   string // http://127.0.0.1:4319
+	base   string // http://127.0.0.1:PORT
 	token  string
+	secret string // the spawn's secret agentd proves itself with ("" = not checked)
 	client *http.Client
 }
 
-// New returns a proxy to the agentd listening on listen.
-func New(listen, token string) *Proxy {
-	return &Proxy{base: "http://" + listen, token: token, client: &http.Client{
+// New returns a proxy to the agentd listening on listen. With a secret
+// (the one this daemon handed the agentd it spawned), every answer must
+// carry agentd's proof of it (workers/agentd/proof.go): an agentd of
+// another daemon on that address is refused with 503 agent_unavailable.
+func New(listen, token, secret string) *Proxy {
+	return &Proxy{base: "http://" + listen, token: token, secret: secret, client: &http.Client{
 		// Turns with waitMs can take agentd's maximum wait; nothing else is slow.
 		Timeout: 150 * time.Second,
 	}}
@@ -65,6 +73,7 @@ func (p *Proxy) do(ctx context.Context, method, path string, body io.Reader) (in
 		return 0, nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+p.token)
+	challenge := p.challenge(req.Header)
 	if id := reqid.From(ctx); id != "" {
 		req.Header.Set(reqid.Header, id) // agentd's lines for the call carry it too
 	}
@@ -76,6 +85,9 @@ func (p *Proxy) do(ctx context.Context, method, path string, body io.Reader) (in
 		return 0, nil, unavailable(err)
 	}
 	defer resp.Body.Close()
+	if err := p.checkProof(challenge, resp.Header); err != nil {
+		return 0, nil, err
+	}
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
 		return 0, nil, unavailable(err)
@@ -84,6 +96,30 @@ func (p *Proxy) do(ctx context.Context, method, path string, body io.Reader) (in
 		return 0, nil, unavailable(errFromStatus(resp.StatusCode))
 	}
 	return resp.StatusCode, raw, nil
+}
+
+// challenge sets a fresh challenge on h and returns it ("" without a
+// secret: nothing to check).
+func (p *Proxy) challenge(h http.Header) string {
+	if p.secret == "" {
+		return ""
+	}
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	c := hex.EncodeToString(b[:])
+	h.Set(agentd.ChallengeHeader, c)
+	return c
+}
+
+// checkProof refuses an answer without the right proof of challenge.
+func (p *Proxy) checkProof(challenge string, h http.Header) error {
+	if challenge == "" {
+		return nil
+	}
+	if !hmac.Equal([]byte(h.Get(agentd.ProofHeader)), []byte(agentd.Proof(p.secret, challenge))) {
+		return api.Unavailable("agent_unavailable", "the agentd at %s is not this daemon's (it did not prove the secret this daemon gave its agentd; another daemon's agentd on that port?)", p.base)
+	}
+	return nil
 }
 
 type errFromStatus int

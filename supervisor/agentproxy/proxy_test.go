@@ -52,7 +52,7 @@ func TestForward(t *testing.T) {
 			_, _ = w.Write([]byte(`<html>bad gateway</html>`))
 		}
 	})
-	p := New(addr, "tok")
+	p := New(addr, "tok", "")
 	req := httptest.NewRequest("POST", "/v1/agent/turn", strings.NewReader(`{"sessionId":"s","input":"i"}`))
 	rec := httptest.NewRecorder()
 	if err := p.Forward(rec, req, "POST", "/v1/agentd/turn"); err != nil {
@@ -65,7 +65,7 @@ func TestForward(t *testing.T) {
 	if e, ok := err.(interface{ Error() string }); !ok || !strings.Contains(e.Error(), "agent_unavailable") {
 		t.Fatalf("non-JSON answer: %v", err)
 	}
-	dead := New("127.0.0.1:1", "tok")
+	dead := New("127.0.0.1:1", "tok", "")
 	if _, err := dead.Summary(req.Context(), nil); err == nil || !strings.Contains(err.Error(), "agent_unavailable") {
 		t.Fatalf("dead agentd: %v", err)
 	}

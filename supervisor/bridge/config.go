@@ -21,9 +21,19 @@ type Config struct {
 	// TokenScopes are the scopes of a connection paired with the token
 	// (host-ops only when the pairing token is the shared token itself).
 	TokenScopes []string
-	// PairingFailures is how many failed hellos one remote address may make
-	// per minute before every further one is refused unread.
+	// PairingFailures is how many failed code hellos one remote address
+	// (and, separately, one client id) may make per minute before every
+	// further code hello from it (for it) is refused unread; the same bounds
+	// wrong tokens per address. Credential hellos are never limited.
 	PairingFailures int
+	// HashKey keys the stored hashes of pairing codes and credentials
+	// (keyderive.PairingHash of the cluster key: the same on every node,
+	// and in no snapshot or raft entry). Empty: a random key for this
+	// process only (tests), so nothing paired survives a restart.
+	HashKey []byte
+	// CodeGuessesGlobal bounds failed code hellos from all addresses
+	// together per minute (docs/security.md has the arithmetic).
+	CodeGuessesGlobal int
 	// AllowedOrigins are full origins, e.g. chrome-extension://<id>. A
 	// request without Origin (a non-browser client) is always allowed.
 	AllowedOrigins []string
@@ -95,6 +105,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PairingFailures <= 0 {
 		c.PairingFailures = DefaultPairingFailures
+	}
+	if c.CodeGuessesGlobal <= 0 {
+		c.CodeGuessesGlobal = DefaultCodeGuessesGlobal
 	}
 	if c.MaxBadMessages <= 0 {
 		c.MaxBadMessages = DefaultMaxBad

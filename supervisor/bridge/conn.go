@@ -102,7 +102,7 @@ func (c *Conn) pair() (string, bool) {
 	refuse := func(outcome string, code int, text string) (string, bool) {
 		deadline := time.Now().Add(time.Second)
 		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text), deadline)
-		c.hub.log.Warn("browser client refused at pairing", "remote", c.remote, "reason", text)
+		c.hub.refusalLog.note(remoteIP(c.remote), text) // one line per source per interval
 		return outcome, false
 	}
 	// refuseWith says why in an error frame first (the popup shows it),

@@ -66,6 +66,10 @@ type Hub struct {
 	activity *activity
 	// pairing rate-limits failed hellos and counts refusals (pairing.go).
 	pairing *pairingGuard
+	// hashKey keys stored code and credential hashes (Config.HashKey).
+	hashKey []byte
+	// refusalLog summarises refused hellos in the log (refusal_log.go).
+	refusalLog *refusalLog
 	// creds keeps Pick's credentialed-record index per state version.
 	creds credCache
 	// summary keeps the read model's record counts (summary.go).
@@ -86,17 +90,24 @@ func New(cfg Config, host Host, log hclog.Logger) *Hub {
 	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &Hub{
-		cfg:      cfg,
-		log:      log,
-		host:     host,
-		conns:    map[string]*Conn{},
-		pending:  map[string]*Pending{},
-		finished: newFinishedIDs(finishedMemory),
-		activity: newActivity(),
-		pairing:  newPairingGuard(cfg.PairingFailures),
-		m:        newHubMetrics(),
-		ctx:      ctx,
-		cancel:   cancel,
+		cfg:        cfg,
+		log:        log,
+		host:       host,
+		conns:      map[string]*Conn{},
+		pending:    map[string]*Pending{},
+		finished:   newFinishedIDs(finishedMemory),
+		activity:   newActivity(),
+		pairing:    newPairingGuard(cfg.PairingFailures, cfg.CodeGuessesGlobal),
+		refusalLog: newRefusalLog(log),
+		hashKey:    cfg.HashKey,
+		m:          newHubMetrics(),
+		ctx:        ctx,
+		cancel:     cancel,
+	}
+	if len(h.hashKey) == 0 {
+		h.hashKey = make([]byte, 32)
+		_, _ = rand.Read(h.hashKey)
+		log.Warn("no pairing hash key configured: pairings last only as long as this process")
 	}
 	h.upgrader = websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
@@ -120,6 +131,7 @@ func (h *Hub) Start() {
 		h.sweep(ctx)
 	})
 	h.every(h.cfg.RefusalFlush, h.flushRefusals)
+	h.every(RefusalLogInterval, func(context.Context) { h.refusalLog.flush() })
 }
 
 // every runs fn each interval until Close, each run bounded by 5 s.
@@ -161,6 +173,7 @@ func (h *Hub) Close() error {
 	defer cancel()
 	h.flushActivity(ctx)
 	h.flushRefusals(ctx)
+	h.refusalLog.flush()
 	return nil
 }
 

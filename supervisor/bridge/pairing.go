@@ -18,10 +18,12 @@ import (
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/shared/bridgeproto"
+	"github.com/svcd/svcd/shared/keyderive"
 )
 
 // Pairing by one-time code (issue 25 §1). A code is issued through the
-// token-guarded route, stored only as its SHA-256 in raft, and exchanged
+// token-guarded route, stored only as its keyed hash in raft (HMAC under a
+// key derived from the cluster key: issue 34), and exchanged
 // once at hello for a per-client credential (also stored only hashed). The
 // credential opens the bridge as that clientId and nothing else: no HTTP
 // route looks at it.
@@ -39,7 +41,7 @@ const credentialPrefix = "svcb_"
 const (
 	DefaultCodeTTL         = 10 * time.Minute
 	MaxCodeTTL             = 24 * time.Hour
-	DefaultPairingFailures = 10          // failed hellos per remote address and window
+	DefaultPairingFailures = 10          // failed code hellos per address, and per client id, and window
 	pairingFailWindow      = time.Minute // the window those are counted in
 	// MaxPendingCodes is how many unexpired codes may wait at once; past it
 	// issuing answers 429 rather than let raft's bound (MaxPairCodes) evict
@@ -61,20 +63,27 @@ func NewPairingCode() string {
 	return string(out)
 }
 
-// codeHash normalises a typed code (case, dashes, spaces) and hashes it.
-func codeHash(code string) string {
-	code = strings.ToUpper(strings.Map(func(r rune) rune {
+// normCode normalises a typed code (case, dashes, spaces).
+func normCode(code string) string {
+	return strings.ToUpper(strings.Map(func(r rune) rune {
 		if r == '-' || r == ' ' || r == '\t' {
 			return -1
 		}
 		return r
 	}, code))
-	return hashHex(code)
 }
 
-func hashHex(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:])
+// codeHash is a typed code's keyed hash (what is stored since issue 34).
+func (h *Hub) codeHash(code string) string { return keyderive.HexMAC(h.hashKey, normCode(code)) }
+
+// credHash is a credential's keyed hash.
+func (h *Hub) credHash(cred string) string { return keyderive.HexMAC(h.hashKey, cred) }
+
+// legacyHash is the unkeyed SHA-256 stored before issue 34; entries with
+// it (Keyed false) still verify until used or expired.
+func legacyHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }
 
 func newCredential() string {
@@ -110,7 +119,7 @@ func (h *Hub) IssueCode(ctx context.Context, scopes []string, ttl time.Duration,
 			WithDetails(map[string]any{"retry_after_ms": wait})
 	}
 	code := NewPairingCode()
-	v, err := h.host.Apply(ctx, raftstore.CmdPairCode, raftstore.PairCodeIssue{Hash: codeHash(code), Scopes: scopes, ExpiresAt: time.Now().Add(ttl).UTC(), IssuedBy: by})
+	v, err := h.host.Apply(ctx, raftstore.CmdPairCode, raftstore.PairCodeIssue{Hash: h.codeHash(code), Keyed: true, Scopes: scopes, ExpiresAt: time.Now().Add(ttl).UTC(), IssuedBy: by})
 	if err != nil {
 		return IssuedCode{}, err
 	}
@@ -146,20 +155,54 @@ type refusal struct{ code, message string }
 
 func (r *refusal) Error() string { return r.message }
 
-// authenticate checks hello's one authenticator. Failed attempts count per
-// remote address; past the limit every attempt from it is refused unread.
+// authenticate checks hello's one authenticator. Only what can be guessed
+// is rate-limited (pairing_limits.go): code hellos by the failed codes of
+// their source, their client id and everyone; token hellos by the wrong
+// tokens of their source. A credential hello is never refused for what
+// others did.
 func (h *Hub) authenticate(ctx context.Context, remote string, hello *bridgeproto.Hello) (authResult, *refusal) {
-	ip := remoteIP(remote)
-	if !h.pairing.allowed(ip, time.Now()) {
-		ref := &refusal{bridgeproto.ErrPairingRateLimited, "too many failed pairing attempts from this address; wait a minute"}
-		h.pairing.refused(hello.ClientID, ip, ref, time.Now())
+	ip, now := remoteIP(remote), time.Now()
+	limited := func(why string) (authResult, *refusal) {
+		ref := &refusal{bridgeproto.ErrPairingRateLimited, "too many failed pairing attempts " + why + "; retry in a minute"}
+		h.pairing.refused(hello.ClientID, ip, ref, now)
 		return authResult{}, ref
 	}
+	var ticket codeTicket
+	switch {
+	case hello.Credential != "":
+	case hello.Code != "":
+		t, bound := h.pairing.limits.reserveCode(ip, hello.ClientID, now)
+		if bound != "" {
+			return limited(limitReason(bound))
+		}
+		ticket = t
+	default:
+		if !h.pairing.limits.tokenAllowed(ip, now) {
+			return limited("with a token from this address")
+		}
+	}
 	res, ref := h.checkHello(ctx, hello)
+	switch {
+	case ref == nil && hello.Code != "":
+		h.pairing.limits.forgive(ticket)
+	case ref != nil && hello.Credential == "" && hello.Code == "" && ref.code == bridgeproto.ErrPairingFailed:
+		h.pairing.limits.tokenFailed(ip, now)
+	}
 	if ref != nil {
-		h.pairing.fail(ip, hello.ClientID, ref, time.Now())
+		h.pairing.refused(hello.ClientID, ip, ref, now)
 	}
 	return res, ref
+}
+
+// limitReason completes "too many failed pairing attempts …" per bound.
+func limitReason(bound string) string {
+	switch bound {
+	case "global":
+		return "with codes from all addresses (someone may be guessing codes)"
+	case "client":
+		return "with codes for this clientId"
+	}
+	return "with codes from this address"
 }
 
 func (h *Hub) checkHello(ctx context.Context, hello *bridgeproto.Hello) (authResult, *refusal) {
@@ -172,26 +215,37 @@ func (h *Hub) checkHello(ctx context.Context, hello *bridgeproto.Hello) (authRes
 				cl = &cp
 			}
 		})
-		want := ""
+		want, got := "", h.credHash(hello.Credential)
 		if cl != nil {
 			want = cl.CredHash
+			if !cl.Keyed {
+				got = legacyHash(hello.Credential)
+			}
 		}
 		// Compare even for an unknown client, so timing does not say which
 		// clientIds are paired.
-		if subtle.ConstantTimeCompare([]byte(hashHex(hello.Credential)), []byte(want)) != 1 || cl == nil {
+		if subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 || cl == nil {
 			return authResult{}, &refusal{bridgeproto.ErrCredentialInvalid, "credential unknown or revoked for this clientId; pair again with a new code (svcctl browser pair)"}
+		}
+		if !cl.Keyed {
+			h.rekey(ctx, cl.ClientID, want, hello.Credential)
 		}
 		return authResult{kind: "credential", scopes: cl.Scopes}, nil
 	case hello.Code != "":
-		hash, known := codeHash(hello.Code), false
-		h.host.Read(func(s *raftstore.State) { known = s.Pairing.HasCode(hash) })
+		// A code issued before issue 34 is stored unkeyed until it expires.
+		hash, legacy, known := h.codeHash(hello.Code), legacyHash(normCode(hello.Code)), false
+		h.host.Read(func(s *raftstore.State) {
+			if known = s.Pairing.HasCode(hash); !known && s.Pairing.HasCode(legacy) {
+				hash, known = legacy, true
+			}
+		})
 		if !known {
 			// Guessed codes cost no raft write; a known one is redeemed
 			// (and its expiry judged) by the FSM, once, on every replica.
 			return authResult{}, &refusal{bridgeproto.ErrCodeInvalid, "pairing code unknown or already used; issue a new one (svcctl browser pair)"}
 		}
 		cred := newCredential()
-		v, err := h.host.Apply(ctx, raftstore.CmdPairRedeem, raftstore.PairRedeem{CodeHash: hash, ClientID: hello.ClientID, CredHash: hashHex(cred)})
+		v, err := h.host.Apply(ctx, raftstore.CmdPairRedeem, raftstore.PairRedeem{CodeHash: hash, ClientID: hello.ClientID, CredHash: h.credHash(cred), Keyed: true})
 		if err != nil {
 			switch {
 			case strings.Contains(err.Error(), raftstore.ErrCodeExpired.Error()):
@@ -214,6 +268,17 @@ func (h *Hub) checkHello(ctx context.Context, hello *bridgeproto.Hello) (authRes
 	}
 }
 
+// rekey replaces a client's legacy credential hash by its keyed one once
+// the credential was verified; a failure only leaves the legacy hash for
+// the next hello.
+func (h *Hub) rekey(ctx context.Context, clientID, oldHash, cred string) {
+	if _, err := h.host.Apply(ctx, raftstore.CmdPairRekey, raftstore.PairRekey{ClientID: clientID, OldHash: oldHash, NewHash: h.credHash(cred)}); err != nil {
+		h.log.Debug("re-keying a legacy credential hash failed", "client_id", clientID, "error", err)
+		return
+	}
+	h.log.Info("browser client credential re-keyed (legacy SHA-256 hash replaced by a keyed one)", "client_id", clientID)
+}
+
 func remoteIP(remote string) string {
 	if host, _, err := net.SplitHostPort(remote); err == nil {
 		return host
@@ -221,14 +286,13 @@ func remoteIP(remote string) string {
 	return remote
 }
 
-// pairingGuard rate-limits failed hellos per address (memory only: a
+// pairingGuard rate-limits guesses (pairing_limits.go; memory only: a
 // flood must not become raft writes) and counts refusals. The counts are
 // durable (raftstore pairing_refusals.go) but reach raft only through
 // flushRefusals, once per RefusalFlush, as one command per flush.
 type pairingGuard struct {
-	limit int
-	mu    sync.Mutex
-	fails map[string][]time.Time // per remote IP, within the window
+	limits *guessLimits
+	mu     sync.Mutex
 	// pendTotal and pend are the refusals not yet flushed to raft.
 	// flushing is held (write) by a flush from take to the end of its
 	// Apply, and (read) by a reader of raft+pending, so a reader never
@@ -259,43 +323,12 @@ type RefusedPairings struct {
 // recentRefusals is how many buckets the read model shows.
 const recentRefusals = 10
 
-func newPairingGuard(limit int) *pairingGuard {
-	return &pairingGuard{limit: limit, fails: map[string][]time.Time{}, pend: map[string]*raftstore.Refusals{}}
+func newPairingGuard(perKey, global int) *pairingGuard {
+	return &pairingGuard{limits: newGuessLimits(perKey, global, pairingFailWindow), pend: map[string]*raftstore.Refusals{}}
 }
 
-func (g *pairingGuard) recent(ip string, now time.Time) []time.Time {
-	kept := g.fails[ip][:0]
-	for _, t := range g.fails[ip] {
-		if now.Sub(t) < pairingFailWindow {
-			kept = append(kept, t)
-		}
-	}
-	if len(kept) == 0 {
-		delete(g.fails, ip)
-		return nil
-	}
-	g.fails[ip] = kept
-	return kept
-}
-
-func (g *pairingGuard) allowed(ip string, now time.Time) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return len(g.recent(ip, now)) < g.limit
-}
-
-func (g *pairingGuard) fail(ip, clientID string, r *refusal, now time.Time) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if len(g.fails) > 4096 {
-		g.fails = map[string][]time.Time{} // bounded memory under a spray of addresses
-	}
-	g.fails[ip] = append(g.recent(ip, now), now)
-	g.noteLocked(clientID, ip, r, now)
-}
-
-// refused counts a refusal that is no failed authentication (an invalid
-// first message, a rate-limited attempt).
+// refused counts a refusal (a failed authentication, an invalid first
+// message, a rate-limited attempt).
 func (g *pairingGuard) refused(clientID, ip string, r *refusal, now time.Time) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/bridgeproto"
+	"github.com/svcd/svcd/shared/keyderive"
 )
 
 // pairedHost holds one paired client, so a credential hello can succeed.
@@ -29,8 +30,9 @@ func (h pairedHost) Read(fn func(*raftstore.State)) { fn(h.st) }
 func BenchmarkHello(b *testing.B) {
 	const cred = "svcb_benchcredentialbenchcredentialbenchcre"
 	st := &raftstore.State{}
-	st.Pairing.Clients = map[string]*raftstore.PairedClient{"c1": {ClientID: "c1", CredHash: hashHex(cred), Scopes: []string{raftstore.ScopeBridge}}}
-	h := New(Config{PairingToken: "pair", MaxUnpaired: 1024}, pairedHost{st: st}, hclog.NewNullLogger())
+	key := []byte("bench-pairing-hash-key")
+	st.Pairing.Clients = map[string]*raftstore.PairedClient{"c1": {ClientID: "c1", CredHash: keyderive.HexMAC(key, cred), Keyed: true, Scopes: []string{raftstore.ScopeBridge}}}
+	h := New(Config{PairingToken: "pair", MaxUnpaired: 1024, HashKey: key}, pairedHost{st: st}, hclog.NewNullLogger())
 	h.Start()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _ = h.ServeWS(w, r) }))
 	defer func() { h.Close(); srv.Close() }()

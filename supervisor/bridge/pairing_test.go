@@ -34,24 +34,52 @@ func helloRefusal(t *testing.T, url string, hello bridgeproto.Hello) (string, in
 	return e.Code, ce.Code
 }
 
-// Failed hellos are rate-limited per remote address: past the limit even
-// a right token is refused unread; the refusals are counted with the last
-// reason, and no refusal quotes what was sent.
+// Failed code hellos are rate-limited per remote address: past the limit
+// even a right code is refused unread; the refusals are counted with the
+// last reason, and no refusal quotes what was sent. Wrong credentials (256
+// bits: nothing to guess) never count toward a limit, and a credential or
+// token hello is never refused for failed codes (issue 34 §1).
 func TestPairingFailuresAreRateLimited(t *testing.T) {
 	h, url := startTestHubOn(t, Config{PairingFailures: 3}, newRaftHost(t))
-	for i := 0; i < 3; i++ {
+	for i := 0; i < 5; i++ {
 		code, cc := helloRefusal(t, url, bridgeproto.Hello{Type: bridgeproto.TypeHello, Credential: "svcb_SECRETV", ClientID: "c1"})
 		if code != bridgeproto.ErrCredentialInvalid || cc != CloseUnauthorized {
-			t.Fatalf("attempt %d: %s %d", i, code, cc)
+			t.Fatalf("credential attempt %d: %s %d", i, code, cc)
 		}
 	}
-	if code, _ := helloRefusal(t, url, bridgeproto.Hello{Type: bridgeproto.TypeHello, Token: "pair", ClientID: "c1"}); code != bridgeproto.ErrPairingRateLimited {
-		t.Fatalf("after the limit: %s", code)
+	for i := 0; i < 3; i++ {
+		if code, _ := helloRefusal(t, url, bridgeproto.Hello{Type: bridgeproto.TypeHello, Code: "SECRETV1", ClientID: "c1"}); code != bridgeproto.ErrCodeInvalid {
+			t.Fatalf("code attempt %d: %s", i, code)
+		}
 	}
+	if code, _ := helloRefusal(t, url, bridgeproto.Hello{Type: bridgeproto.TypeHello, Code: "SECRETV1", ClientID: "c2"}); code != bridgeproto.ErrPairingRateLimited {
+		t.Fatalf("a code after the limit: %s", code)
+	}
+	// The token (a right one) still pairs from the same address.
+	p := dialOK(t, url, bridgeproto.Hello{Type: bridgeproto.TypeHello, Token: "pair", ClientID: "c3"})
+	p.Close()
 	st := h.RefusedPairings()
-	if st.Count != 4 || st.LastCode != bridgeproto.ErrPairingRateLimited || st.LastRemote != "127.0.0.1" || strings.Contains(st.LastReason, "SECRETV") {
+	if st.Count != 9 || st.LastCode != bridgeproto.ErrPairingRateLimited || st.LastRemote != "127.0.0.1" || strings.Contains(st.LastReason, "SECRETV") {
 		t.Fatalf("refused: %+v", st)
 	}
+}
+
+// dialOK sends hello and wants hello_ok.
+func dialOK(t *testing.T, url string, hello bridgeproto.Hello) *websocket.Conn {
+	t.Helper()
+	ws, _, err := websocket.DefaultDialer.Dial(url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.WriteJSON(hello); err != nil {
+		t.Fatal(err)
+	}
+	_ = ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var ok bridgeproto.HelloOK
+	if err := ws.ReadJSON(&ok); err != nil || ok.Type != bridgeproto.TypeHelloOK {
+		t.Fatalf("want hello_ok, got %+v, %v", ok, err)
+	}
+	return ws
 }
 
 // Under CodesOnly a token hello is refused with token_pairing_disabled.
@@ -70,7 +98,7 @@ func TestPairingCodeShape(t *testing.T) {
 			t.Fatalf("code %q", c)
 		}
 		seen[c] = true
-		if codeHash(strings.ToLower(c)) != codeHash(strings.ReplaceAll(c, "-", " ")) {
+		if normCode(strings.ToLower(c)) != normCode(strings.ReplaceAll(c, "-", " ")) {
 			t.Fatal("typing variations hash differently")
 		}
 	}

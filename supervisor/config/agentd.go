@@ -23,11 +23,14 @@ func agentdEnvVars() []envVar {
 // command, a known approval policy.
 func (c Config) validateAgentd() []error {
 	var errs []error
-	host, _, err := net.SplitHostPort(c.AgentdListen)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("agentd_listen %q: %v", c.AgentdListen, err))
-	} else if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		errs = append(errs, fmt.Errorf("agentd_listen %q must be a loopback address", c.AgentdListen))
+	// Empty (the default): a free loopback port chosen at spawn (issue 34).
+	if c.AgentdListen != "" {
+		host, _, err := net.SplitHostPort(c.AgentdListen)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("agentd_listen %q: %v", c.AgentdListen, err))
+		} else if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			errs = append(errs, fmt.Errorf("agentd_listen %q must be a loopback address", c.AgentdListen))
+		}
 	}
 	if len(strings.Fields(c.AgentdCommand)) == 0 {
 		errs = append(errs, errors.New("agentd_command must not be empty (default: codex app-server)"))

@@ -146,7 +146,7 @@ type Config struct {
 	InstrIngestMaxTextLen int   `hcl:"instr_ingest_max_text_bytes,optional"` // ingest text cap (262144)
 
 	// Agent daemon (agentd; workers/agentd, docs/agentd.md). Defaults in Defaults(), checks in agentd.go.
-	AgentdListen         string `hcl:"agentd_listen,optional"`          // agentd's HTTP address, called by the /v1/agent proxy
+	AgentdListen         string `hcl:"agentd_listen,optional"`          // agentd's HTTP address, called by the /v1/agent proxy ("": a free loopback port chosen at spawn)
 	AgentdSpawn          bool   `hcl:"agentd_spawn,optional"`           // run agentd as a supervised worker
 	AgentdCommand        string `hcl:"agentd_command,optional"`         // the agent child, split on spaces
 	AgentdCodexHome      string `hcl:"agentd_codex_home,optional"`      // CODEX_HOME for the child ("" inherits)
@@ -171,7 +171,7 @@ func Defaults() Config {
 		LogLevel:     "info",
 		RequireToken: RequireTokenHostOps,
 		// agentd
-		AgentdListen: "127.0.0.1:4319", AgentdCommand: "codex app-server", AgentdApprovalPolicy: "decline",
+		AgentdListen: "", AgentdCommand: "codex app-server", AgentdApprovalPolicy: "decline",
 		AgentdSpawn:  true, // agentd runs by default; without Codex its child is `missing`
 		StatusListen: "127.0.0.1:4318",
 		StatusDaemon: "http://127.0.0.1:4317",

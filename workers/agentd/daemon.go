@@ -30,10 +30,16 @@ type Config struct {
 	CodexHome      string   // CODEX_HOME for the child ("" = inherit)
 	ApprovalPolicy string   // decline (default) | accept
 	Token          string   // shared token writes must carry
-	AllowedHosts   []string
-	RestartMin     time.Duration // child restart backoff, first step (default 200ms)
-	RestartMax     time.Duration // and ceiling (default 10s)
-	MaxWait        time.Duration // ceiling of a turn's wait (default 120s)
+	// TokenForReads: reads need the token too (the main daemon runs with
+	// require_token = "all"); /healthz never does.
+	TokenForReads bool
+	// ProxySecret is the spawning daemon's per-spawn secret: agentd proves
+	// with it that it is that daemon's agentd (proof.go).
+	ProxySecret  string
+	AllowedHosts []string
+	RestartMin   time.Duration // child restart backoff, first step (default 200ms)
+	RestartMax   time.Duration // and ceiling (default 10s)
+	MaxWait      time.Duration // ceiling of a turn's wait (default 120s)
 }
 
 // Defaults fills zero fields.

@@ -40,7 +40,9 @@ func (d *Daemon) Handler() http.Handler {
 	r := mux.NewRouter()
 	handle := func(method, path string, write bool, h func(http.ResponseWriter, *http.Request) error) {
 		r.HandleFunc(path, func(w http.ResponseWriter, req *http.Request) {
-			if write {
+			// Reads need the token too when the main daemon's level does
+			// (require_token = "all"); /healthz is a probe at every level.
+			if write || (d.cfg.TokenForReads && path != "/healthz") {
 				if err := d.checkToken(req); err != nil {
 					api.WriteError(w, err)
 					return
@@ -109,7 +111,7 @@ func (d *Daemon) Handler() http.Handler {
 		api.WriteError(w, api.NewError(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed on %s", req.Method, req.URL.Path))
 	})
 	g := guard.New(d.cfg.Listen, d.cfg.AllowedHosts, nil)
-	return g.Hosts(g.Writes(r))
+	return d.withProof(g.Hosts(g.Writes(r)))
 }
 
 func (d *Daemon) checkToken(r *http.Request) error {
@@ -160,7 +162,17 @@ type wsIn struct {
 
 func (d *Daemon) serveEvents(w http.ResponseWriter, r *http.Request) {
 	authed := d.checkToken(r) == nil
-	conn, err := upgrader.Upgrade(w, r, nil)
+	if !authed && d.cfg.TokenForReads {
+		api.WriteError(w, d.checkToken(r))
+		return
+	}
+	// The upgrade answer is written by the upgrader, not through w: carry
+	// withProof's answer over.
+	var answer http.Header
+	if proof := w.Header().Get(ProofHeader); proof != "" {
+		answer = http.Header{ProofHeader: {proof}}
+	}
+	conn, err := upgrader.Upgrade(w, r, answer)
 	if err != nil {
 		return
 	}
