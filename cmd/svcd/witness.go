@@ -36,7 +36,7 @@ func runWitness(ctx context.Context, args []string) error {
 	if key == "" {
 		key = token
 	}
-	log, closeLog, err := openLogger("svcd-witness", cfg)
+	log, closeLog, err := openLogger(ctx, "svcd-witness", cfg, func() (config.Config, error) { return config.Load("svcd witness", args, os.Getenv) })
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclparse"
+
+	"github.com/svcd/svcd/shared/logfile"
 )
 
 // Config is the whole supervisor configuration. The hcl tags are the names in
@@ -169,7 +171,9 @@ func Defaults() Config {
 		MaxBodyBytes: 1 << 20,
 		ShutdownMs:   10000,
 		LogLevel:     "info",
-		RequireToken: RequireTokenHostOps,
+		// Rotated logs are not kept forever (issue 35): see logfile.DefaultMaxFiles.
+		LogRotateMaxFiles: logfile.DefaultMaxFiles,
+		RequireToken:      RequireTokenHostOps,
 		// agentd
 		AgentdListen: "127.0.0.1:4319", AgentdCommand: "codex app-server", AgentdApprovalPolicy: "decline",
 		AgentdSpawn:  true, // agentd runs by default; without Codex its child is `missing`
