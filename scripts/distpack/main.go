@@ -5,6 +5,7 @@
 //	distpack tar -o OUT.tar.gz -prefix NAME/ DIR      # gzip'd tar of DIR under NAME/
 //	distpack zip -o OUT.zip [-exclude SUB]... DIR    # zip of DIR's files
 //	distpack licenses -o DIR PACKAGE...               # third-party licence notes
+//	distpack links DIR                                # relative doc links resolve inside DIR
 //
 // Every entry gets SOURCE_DATE_EPOCH as its time, owner 0:0 with no names,
 // and mode 0755 (directories, executables) or 0644; entries are sorted.
@@ -31,7 +32,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: distpack tar|zip|licenses [flags] ARGS")
+		fmt.Fprintln(os.Stderr, "usage: distpack tar|zip|licenses|links [flags] ARGS")
 		os.Exit(2)
 	}
 	var err error
@@ -42,6 +43,8 @@ func main() {
 		err = runZip(os.Args[2:])
 	case "licenses":
 		err = runLicenses(os.Args[2:])
+	case "links":
+		err = runLinks(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
