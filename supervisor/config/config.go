@@ -64,6 +64,11 @@ type Config struct {
 	ShutdownMs   int    `hcl:"shutdown_timeout_ms,optional"`
 	LogLevel     string `hcl:"log_level,optional"`
 	LogJSON      bool   `hcl:"log_json,optional"`
+	// AllowDowngrade: see downgrade.go.
+	AllowDowngrade bool `hcl:"allow_downgrade,optional"`
+	// WitnessListen: see witness.go.
+	WitnessListen string `hcl:"witness_listen,optional"`
+
 	// Log file with rotation (logfile.go; Consul's names). Empty: stderr only.
 	LogFile           string `hcl:"log_file,optional"`
 	LogRotateBytes    int64  `hcl:"log_rotate_bytes,optional"`
@@ -227,6 +232,8 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	configFile := fs.String("config", "", "HCL config file")
 	fl := bindFlags(fs)
 	maps.Copy(fl, bindLogFileFlags(fs))
+	maps.Copy(fl, bindDowngradeFlags(fs))
+	maps.Copy(fl, bindWitnessFlags(fs))
 	if err := fs.Parse(args); err != nil {
 		return cfg, suggestFlag(fs, err)
 	}
@@ -355,6 +362,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validateRenewal()...)
 	errs = append(errs, c.validateAgentd()...)
 	errs = append(errs, c.validateLogFile()...)
+	errs = append(errs, c.validateWitnessListen()...)
 	switch strings.ToLower(c.LogLevel) {
 	case "trace", "debug", "info", "warn", "error":
 	default:
@@ -432,7 +440,7 @@ func envVars() []envVar {
 		{"SVC_WORKER_HEALTH_INTERVAL_MS", func(c *Config, v string) (err error) { c.WorkerHealthIntervalMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_HEALTHY_AFTER_MS", func(c *Config, v string) (err error) { c.WorkerHealthyAfterMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_FAILED_RETRY_MS", func(c *Config, v string) (err error) { c.WorkerFailedRetryMs, err = strconv.Atoi(v); return }},
-	}, append(append(append(append(browserEnvVars(), instrEnvVars()...), clusterEnvVars()...), renewalEnvVars()...), append(agentdEnvVars(), logFileEnvVars()...)...)...)
+	}, append(append(append(append(browserEnvVars(), instrEnvVars()...), clusterEnvVars()...), renewalEnvVars()...), append(append(agentdEnvVars(), logFileEnvVars()...), append(downgradeEnvVars(), witnessEnvVars()...)...)...)...)
 }
 
 func applyEnv(c *Config, getenv func(string) string) error {
