@@ -187,20 +187,31 @@ func TestSecondSIGTERMStopsAtOnce(t *testing.T) {
 		t.Errorf("no line saying why it stopped at once:\n%s", d.Logs())
 	}
 	t.Logf("stopped %s after the second SIGTERM", time.Since(start).Round(time.Millisecond))
+	// The command in flight does not outlive the daemon: the workers get
+	// Pdeathsig and kill their commands.
+	deadline := time.Now().Add(20 * time.Second)
+	for waitProcess("sleep\x00"+long+"\x00", 0) {
+		if time.Now().After(deadline) {
+			t.Fatal("the command in flight outlived the daemon stopped by a second SIGTERM")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // waitProcess waits (bounded) until a process with this exact argv
 // (NUL-separated, as /proc/PID/cmdline has it) runs.
 func waitProcess(cmdline string, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
+	for {
 		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 		for _, p := range procs {
 			if b, err := os.ReadFile(p); err == nil && string(b) == cmdline {
 				return true
 			}
 		}
+		if !time.Now().Before(deadline) {
+			return false
+		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return false
 }
