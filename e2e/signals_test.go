@@ -47,6 +47,11 @@ func TestSIGHUPReloadsLogLevelAndReopensRotatedLogUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := harness.Start(t, harness.Options{Args: []string{"-config", cfgPath, "-log-json", "-log-file", logPath}})
+	t.Cleanup(func() { // with SVCD_E2E_RACE=1 the daemon is race-enabled
+		if strings.Contains(d.Logs(), "DATA RACE") {
+			t.Errorf("the daemon reported a data race:\n%s", d.Logs())
+		}
+	})
 	if strings.Contains(d.Logs(), `"path":"/v1/status"`) {
 		t.Fatal("debug request lines before the level was raised")
 	}
