@@ -18,9 +18,11 @@ type fakeNode struct {
 func (f *fakeNode) Role() raftstore.RoleInfo {
 	return raftstore.RoleInfo{NodeID: "w", RaftState: "Follower", LeaderID: f.leader, Term: 7, LastIndex: 12, AppliedIdx: 11}
 }
-func (f *fakeNode) IsLeader() bool               { return false }
-func (f *fakeNode) IsMember() bool               { return f.member }
-func (f *fakeNode) Progress() raftstore.Progress { return raftstore.Progress{AppliedIndex: 11, CommitIndex: 12} }
+func (f *fakeNode) IsLeader() bool { return false }
+func (f *fakeNode) IsMember() bool { return f.member }
+func (f *fakeNode) Progress() raftstore.Progress {
+	return raftstore.Progress{AppliedIndex: 11, CommitIndex: 12}
+}
 
 func get(t *testing.T, h http.Handler, path, host string) (int, string) {
 	t.Helper()
