@@ -121,6 +121,7 @@ func TestSIGHUPReloadsLogLevelAndReopensRotatedLogUnderLoad(t *testing.T) {
 	if answered.Load() < before+20 {
 		t.Fatalf("requests stopped being answered after SIGHUP (%d before, %d after)", before, answered.Load())
 	}
+	t.Logf("%d requests answered (%d of them by the time the reload showed in the new log), none failed", answered.Load(), before)
 	newLog, _ := os.ReadFile(logPath)
 	oldLog, _ := os.ReadFile(rotated)
 	for _, want := range []string{`"log_file"`, `"config"`, `"exec_max_concurrent"`, `"needs_restart"`} {
