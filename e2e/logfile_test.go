@@ -57,7 +57,8 @@ func TestLogFileRotatesAndKeepsEveryLineWithWorkers(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "log", "svcd.log")
 	const rotate = 4096
 	d := harness.Start(t, harness.Options{Args: []string{"-log-json", "-log-level", "debug",
-		"-log-file", logPath, "-log-rotate-bytes", strconv.Itoa(rotate)}})
+		"-log-file", logPath, "-log-rotate-bytes", strconv.Itoa(rotate),
+		"-log-rotate-max-files", "0"}}) // keep all: the test reads every line back
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Go(func() {

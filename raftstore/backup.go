@@ -203,7 +203,7 @@ func RestoreDataDir(dataDir, nodeID, address string, h snapfile.Header, payload 
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
-	format, err := ensureDataFormat(dataDir)
+	format, err := ensureDataFormat(dataDir, VersionOptions{})
 	if err != nil {
 		return err
 	}

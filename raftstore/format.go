@@ -27,9 +27,16 @@ type DataFormat struct {
 	// ClusterID names the raft state this data dir was created for; it is
 	// written into every snapshot file's header.
 	ClusterID string `json:"cluster_id"`
-	// WrittenBy is the svcd version that created the file (for the message
-	// an older binary gives).
+	// WrittenBy names the svcd build that last opened the data dir, as
+	// "VERSION (commit C)" (before issue 35: the bare version, no commit).
+	// Older binaries print it in their refusal.
 	WrittenBy string `json:"written_by"`
+	// WrittenVersion and WrittenCommit are WrittenBy's parts, for the
+	// downgrade rule (versions.go); empty in files written before them.
+	WrittenVersion string `json:"written_version,omitempty"`
+	WrittenCommit  string `json:"written_commit,omitempty"`
+	// CreatedBy is the WrittenBy of the build that created the data dir.
+	CreatedBy string `json:"created_by,omitempty"`
 }
 
 // FormatError is a data dir this binary must not open.
@@ -59,10 +66,12 @@ func ReadDataFormat(dataDir string) (f DataFormat, ok bool, err error) {
 	return f, true, nil
 }
 
-// ensureDataFormat checks the data dir's format before anything in it is
-// opened, and records the current one (atomically) when there is none: a
-// fresh dir, or one made before FORMAT existed (format 1).
-func ensureDataFormat(dataDir string) (DataFormat, error) {
+// ensureDataFormat checks the data dir's format and the version that last
+// wrote it before anything in it is opened (checkVersions), records the
+// current one (atomically) when there is none: a fresh dir, or one made
+// before FORMAT existed (format 1), and records this build as the last
+// writer, logging the step when it differs.
+func ensureDataFormat(dataDir string, o VersionOptions) (DataFormat, error) {
 	f, ok, err := ReadDataFormat(dataDir)
 	if err != nil {
 		return f, err
@@ -71,13 +80,18 @@ func ensureDataFormat(dataDir string) (DataFormat, error) {
 		if f.FormatVersion > DataFormatVersion {
 			return f, &FormatError{Dir: dataDir, Found: f.FormatVersion, WrittenBy: f.WrittenBy}
 		}
-		return f, nil
+		return recordWriter(dataDir, f, o)
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "raft.db")); err == nil && o.Logger != nil {
+		o.Logger.Info("data dir has raft state but no FORMAT (made before formats were recorded): recording format 1", "data_dir", dataDir, "format_version", DataFormatVersion)
 	}
 	var id [16]byte
 	if _, err := rand.Read(id[:]); err != nil {
 		return f, err
 	}
-	f = DataFormat{FormatVersion: DataFormatVersion, ClusterID: hex.EncodeToString(id[:]), WrittenBy: version.Version}
+	f = DataFormat{FormatVersion: DataFormatVersion, ClusterID: hex.EncodeToString(id[:])}
+	stampWriter(&f)
+	f.CreatedBy = f.WrittenBy
 	return f, writeDataFormat(dataDir, f)
 }
 

@@ -19,6 +19,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+
+	"github.com/svcd/svcd/shared/logging"
 )
 
 // Config says where a node keeps its data and how it talks to peers.
@@ -47,6 +49,9 @@ type Config struct {
 	// ApplyTimeout bounds one write when the caller's context has no deadline.
 	ApplyTimeout time.Duration
 	Logger       hclog.Logger
+	// AllowDowngrade opens a data dir last written by a newer minor
+	// release (versions.go).
+	AllowDowngrade bool
 }
 
 // Node is one raft member with its FSM.
@@ -92,11 +97,12 @@ func Open(cfg Config) (*Node, error) {
 	}
 	// The format check comes before raft.db is touched: a newer layout is
 	// refused before this binary could rewrite any of it.
-	format, err := ensureDataFormat(cfg.DataDir)
+	format, err := ensureDataFormat(cfg.DataDir, VersionOptions{AllowDowngrade: cfg.AllowDowngrade, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
-	logger := cfg.Logger.Named("raft")
+	// raft logs *Raft and configurations as fields: as strings in JSON too.
+	logger := logging.Stringers(cfg.Logger.Named("raft"))
 
 	store, err := openLogStore(filepath.Join(cfg.DataDir, "raft.db"))
 	if err != nil {

@@ -1,10 +1,12 @@
 package supervisor
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
+
+	"github.com/svcd/svcd/shared/trustedpath"
 )
 
 // checkDataDirOwner refuses a data dir that another user could tamper with:
@@ -27,34 +29,20 @@ func checkDataDirOwner(dir string, euid int) error {
 		return fmt.Errorf("data dir %s is owned by uid %d, not by this daemon's user (uid %d): another user could replace the token file or the raft log; run chown %d %s, or start with -insecure-token-file (insecure_token_file = true) to accept it",
 			abs, uid, euid, euid, abs)
 	}
-	for p := abs; ; p = filepath.Dir(p) {
-		st, err := os.Stat(p)
-		if err != nil {
-			return fmt.Errorf("data dir parent: %w", err)
-		}
-		mode := st.Mode()
-		if mode.Perm()&0o022 != 0 && mode&os.ModeSticky == 0 {
-			return fmt.Errorf("%s has mode %04o: group or others can write to it and so replace the data dir %s or its token file; run chmod go-w %s, or start with -insecure-token-file (insecure_token_file = true) to accept it",
-				p, mode.Perm(), abs, p)
-		}
-		uid := ownerOf(st)
-		if uid != 0 && uid != euid {
-			return fmt.Errorf("%s, a parent of the data dir %s, is owned by uid %d, neither root nor this daemon's user (uid %d): that user could replace the data dir; move the data dir, or start with -insecure-token-file (insecure_token_file = true) to accept it",
-				p, abs, uid, euid)
-		}
-		// The first root-owned parent ends the walk: above it, only root
-		// could have moved things (the data dir itself does not count, so
-		// a root daemon's data dir still has its parents checked).
-		if (uid == 0 && p != abs) || p == filepath.Dir(p) {
-			return nil
-		}
+	var bad *trustedpath.Error
+	switch err := trustedpath.CheckDirs(abs, euid); {
+	case err == nil:
+		return nil
+	case !errors.As(err, &bad):
+		return fmt.Errorf("data dir parent: %w", err)
+	case bad.Kind == trustedpath.WritableByOthers:
+		return fmt.Errorf("%s has mode %04o: group or others can write to it and so replace the data dir %s or its token file; run chmod go-w %s, or start with -insecure-token-file (insecure_token_file = true) to accept it",
+			bad.Dir, bad.Mode, abs, bad.Dir)
+	default:
+		return fmt.Errorf("%s, a parent of the data dir %s, is owned by uid %d, neither root nor this daemon's user (uid %d): that user could replace the data dir; move the data dir, or start with -insecure-token-file (insecure_token_file = true) to accept it",
+			bad.Dir, abs, bad.UID, euid)
 	}
 }
 
 // ownerOf is the uid owning a file (Linux: from the stat_t).
-func ownerOf(st os.FileInfo) int {
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		return int(sys.Uid)
-	}
-	return -1
-}
+func ownerOf(st os.FileInfo) int { return trustedpath.OwnerOf(st) }

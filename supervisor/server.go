@@ -165,6 +165,8 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 		Bootstrap: cfg.Bootstrap && !joining,
 		Timings:   cfg.ClusterTimings(),
 		Logger:    log,
+		// A newer minor release's data dir is refused (issue 35).
+		AllowDowngrade: cfg.AllowDowngrade,
 	})
 	if err != nil {
 		return nil, err

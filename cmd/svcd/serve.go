@@ -15,7 +15,7 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	log, closeLog, err := openLogger("svcd", cfg)
+	log, closeLog, err := openLogger(ctx, "svcd", cfg, func() (config.Config, error) { return config.Load("svcd serve", args, os.Getenv) })
 	if err != nil {
 		return err
 	}

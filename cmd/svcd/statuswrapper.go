@@ -19,7 +19,7 @@ func runStatusWrapper(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	log, closeLog, err := openLogger("svcd-status", cfg)
+	log, closeLog, err := openLogger(ctx, "svcd-status", cfg, func() (config.Config, error) { return config.Load("svcd status-wrapper", args, os.Getenv) })
 	if err != nil {
 		return err
 	}

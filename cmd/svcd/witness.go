@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/hashicorp/go-hclog"
+	"net"
+	"net/http"
 	"os"
 
 	"github.com/svcd/svcd/raftstore"
@@ -14,6 +16,7 @@ import (
 	"github.com/svcd/svcd/supervisor/cluster"
 	"github.com/svcd/svcd/supervisor/config"
 	"github.com/svcd/svcd/supervisor/datalock"
+	"github.com/svcd/svcd/supervisor/witnessobs"
 )
 
 // runWitness is `svcd witness`: a raft voter with no HTTP listener and no
@@ -36,7 +39,7 @@ func runWitness(ctx context.Context, args []string) error {
 	if key == "" {
 		key = token
 	}
-	log, closeLog, err := openLogger("svcd-witness", cfg)
+	log, closeLog, err := openLogger(ctx, "svcd-witness", cfg, func() (config.Config, error) { return config.Load("svcd witness", args, os.Getenv) })
 	if err != nil {
 		return err
 	}
@@ -50,9 +53,19 @@ func runWitness(ctx context.Context, args []string) error {
 		return err
 	}
 	defer lock.Release()
+	// The optional monitoring listener binds before raft opens: a port in
+	// use fails the start before anything else happens.
+	var obsLn net.Listener
+	if cfg.WitnessListen != "" {
+		if obsLn, err = net.Listen("tcp", cfg.WitnessListen); err != nil {
+			return listenError(cfg.WitnessListen, err)
+		}
+		defer obsLn.Close()
+	}
 	node, err := raftstore.Open(raftstore.Config{
 		NodeID: cfg.NodeID, DataDir: cfg.DataDir, RaftAddr: cfg.RaftAddr, RaftAdvertise: cfg.RaftAdvertise,
 		ClusterKey: []byte(key), Timings: raftstore.WitnessTimings(cfg.ClusterTimings()), Logger: log,
+		AllowDowngrade: cfg.AllowDowngrade,
 	})
 	if err != nil {
 		return err
@@ -66,6 +79,12 @@ func runWitness(ctx context.Context, args []string) error {
 		if err := c.Join(ctx, cfg.Join); err != nil {
 			return err
 		}
+	}
+	if obsLn != nil {
+		srv := &http.Server{Handler: witnessobs.Handler(cfg.WitnessListen, node, version.Get().Version), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(obsLn) }()
+		defer srv.Close()
+		log.Info("witness monitoring listener", "address", obsLn.Addr().String(), "paths", "/healthz /readyz /metrics")
 	}
 	log.Info("witness running", "node_id", cfg.NodeID, "raft_addr", node.RaftAddr())
 	// followed is the last full node this witness knew as leader: when the

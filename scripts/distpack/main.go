@@ -6,6 +6,7 @@
 //	distpack zip -o OUT.zip [-exclude SUB]... DIR    # zip of DIR's files
 //	distpack licenses -o DIR PACKAGE...               # third-party licence notes
 //	distpack manifestlint EXTENSION.zip               # required grants: loopback only
+//	distpack links DIR                                # relative doc links resolve inside DIR
 //
 // Every entry gets SOURCE_DATE_EPOCH as its time, owner 0:0 with no names,
 // and mode 0755 (directories, executables) or 0644; entries are sorted.
@@ -32,7 +33,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: distpack tar|zip|licenses|manifestlint [flags] ARGS")
+		fmt.Fprintln(os.Stderr, "usage: distpack tar|zip|licenses|manifestlint|links [flags] ARGS")
 		os.Exit(2)
 	}
 	var err error
@@ -45,6 +46,8 @@ func main() {
 		err = runLicenses(os.Args[2:])
 	case "manifestlint":
 		err = runManifestLint(os.Args[2:])
+	case "links":
+		err = runLinks(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}

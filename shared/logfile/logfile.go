@@ -31,14 +31,20 @@ type Options struct {
 	RotateBytes int64
 	// MaxFiles is how many rotated files are kept besides the live one:
 	// 0 keeps all of them (Consul's default), -1 keeps none (a rotation
-	// just starts the file afresh), N keeps the newest N.
+	// just starts the file afresh), N keeps the newest N. The daemon's
+	// default is DefaultMaxFiles, not 0: logs kept forever fill the disk
+	// of a node left alone for a year (issue 35).
 	MaxFiles int
 }
+
+// DefaultMaxFiles is log_rotate_max_files when unset: ten rotated files
+// (with log_rotate_bytes = 10 MiB, at most 110 MiB on disk).
+const DefaultMaxFiles = 10
 
 // Validate refuses options the Writer could not honour, naming the config key.
 func (o Options) Validate() error {
 	var errs []error
-	if o.Path == "" && (o.RotateBytes != 0 || o.MaxFiles != 0) {
+	if o.Path == "" && (o.RotateBytes != 0 || (o.MaxFiles != 0 && o.MaxFiles != DefaultMaxFiles)) {
 		errs = append(errs, errors.New("log_rotate_bytes and log_rotate_max_files need log_file"))
 	}
 	if o.Path != "" && (strings.HasSuffix(o.Path, "/") || filepath.Base(o.Path) == "." || filepath.Base(o.Path) == "..") {
@@ -56,10 +62,14 @@ func (o Options) Validate() error {
 // Writer is an io.WriteCloser over the live log file. Safe for concurrent use.
 type Writer struct {
 	opts Options
+	euid int
 	mu   sync.Mutex
 	f    *os.File
 	size int64
 	next int // number the next rotated file gets
+	// tightened is the mode a pre-existing live file had when Open or
+	// Reopen narrowed it to 0600 (0 when it was already private).
+	tightened os.FileMode
 }
 
 // Open opens (appending) or creates the live file and finds the numbering of
@@ -74,36 +84,85 @@ func Open(o Options) (*Writer, error) {
 	if err := os.MkdirAll(filepath.Dir(o.Path), 0o700); err != nil {
 		return nil, fmt.Errorf("log_file %s: %w", o.Path, err)
 	}
-	if st, err := os.Stat(o.Path); err == nil && st.IsDir() {
+	if st, err := os.Lstat(o.Path); err == nil && st.IsDir() {
 		return nil, fmt.Errorf("log_file %s is a directory; give a file name such as %s", o.Path, filepath.Join(o.Path, "svcd.log"))
 	}
-	w := &Writer{opts: o}
-	nums, err := w.rotated()
+	w := &Writer{opts: o, euid: os.Geteuid()}
+	if err := checkDir(o.Path, w.euid); err != nil {
+		return nil, err
+	}
+	if err := w.renumber(); err != nil {
+		return nil, err
+	}
+	f, size, err := w.openLive(0)
 	if err != nil {
 		return nil, err
+	}
+	w.f, w.size = f, size
+	return w, nil
+}
+
+// renumber finds the rotated files already there, so the series continues.
+func (w *Writer) renumber() error {
+	nums, err := w.rotated()
+	if err != nil {
+		return err
 	}
 	w.next = 1
 	if len(nums) > 0 {
 		w.next = nums[len(nums)-1] + 1
 	}
-	if err := w.openLive(); err != nil {
-		return nil, err
-	}
-	return w, nil
+	return nil
 }
 
-func (w *Writer) openLive() error {
-	f, err := os.OpenFile(w.opts.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+// openLive opens the live file through openTrusted (no symlink, owned by
+// this user, 0600) and returns it with its size.
+func (w *Writer) openLive(extra int) (*os.File, int64, error) {
+	f, was, err := openTrusted(w.opts.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|extra, w.euid)
 	if err != nil {
-		return fmt.Errorf("log_file %s: %w", w.opts.Path, err)
+		return nil, 0, err
+	}
+	if was != 0 {
+		w.tightened = was
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return fmt.Errorf("log_file %s: %w", w.opts.Path, err)
+		return nil, 0, fmt.Errorf("log_file %s: %w", w.opts.Path, err)
 	}
-	w.f, w.size = f, st.Size()
-	return nil
+	return f, st.Size(), nil
+}
+
+// Tightened reports the mode a pre-existing log file had when it was
+// narrowed to 0600, so the daemon can say so once in its log.
+func (w *Writer) Tightened() (os.FileMode, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.tightened, w.tightened != 0
+}
+
+// Reopen closes the live file and opens the configured path again: the
+// SIGHUP step of logrotate without copytruncate (it renames the file, then
+// signals). Lines written before Reopen went to the renamed file, lines
+// after it go to the new one; the lock makes the switch fall between two
+// lines. On failure the old handle stays live and nothing is lost.
+func (w *Writer) Reopen() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return fs.ErrClosed
+	}
+	if err := checkDir(w.opts.Path, w.euid); err != nil {
+		return err
+	}
+	f, size, err := w.openLive(0)
+	if err != nil {
+		return err
+	}
+	_ = w.renumber()
+	old := w.f
+	w.f, w.size = f, size
+	return old.Close()
 }
 
 // Write appends p to the live file, rotating first when p would take the
@@ -137,7 +196,7 @@ func (w *Writer) rotate() error {
 		w.next++
 	}
 	old := w.f
-	f, err := os.OpenFile(w.opts.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|truncIf(archive == ""), 0o600)
+	f, _, err := w.openLive(truncIf(archive == ""))
 	if err != nil {
 		return err // old stays the live handle (now renamed): nothing is lost
 	}

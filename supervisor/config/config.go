@@ -18,6 +18,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclparse"
+
+	"github.com/svcd/svcd/shared/logfile"
 )
 
 // Config is the whole supervisor configuration. The hcl tags are the names in
@@ -62,6 +64,11 @@ type Config struct {
 	ShutdownMs   int    `hcl:"shutdown_timeout_ms,optional"`
 	LogLevel     string `hcl:"log_level,optional"`
 	LogJSON      bool   `hcl:"log_json,optional"`
+	// AllowDowngrade: see downgrade.go.
+	AllowDowngrade bool `hcl:"allow_downgrade,optional"`
+	// WitnessListen: see witness.go.
+	WitnessListen string `hcl:"witness_listen,optional"`
+
 	// Log file with rotation (logfile.go; Consul's names). Empty: stderr only.
 	LogFile           string `hcl:"log_file,optional"`
 	LogRotateBytes    int64  `hcl:"log_rotate_bytes,optional"`
@@ -169,7 +176,9 @@ func Defaults() Config {
 		MaxBodyBytes: 1 << 20,
 		ShutdownMs:   10000,
 		LogLevel:     "info",
-		RequireToken: RequireTokenHostOps,
+		// Rotated logs are not kept forever (issue 35): see logfile.DefaultMaxFiles.
+		LogRotateMaxFiles: logfile.DefaultMaxFiles,
+		RequireToken:      RequireTokenHostOps,
 		// agentd
 		AgentdListen: "", AgentdCommand: "codex app-server", AgentdApprovalPolicy: "decline",
 		AgentdSpawn:  true, // agentd runs by default; without Codex its child is `missing`
@@ -223,6 +232,8 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	configFile := fs.String("config", "", "HCL config file")
 	fl := bindFlags(fs)
 	maps.Copy(fl, bindLogFileFlags(fs))
+	maps.Copy(fl, bindDowngradeFlags(fs))
+	maps.Copy(fl, bindWitnessFlags(fs))
 	if shown := helpFlagsOf(name); shown != nil {
 		fs.Usage = func() { printSomeDefaults(fs, shown) }
 	}
@@ -354,6 +365,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validateRenewal()...)
 	errs = append(errs, c.validateAgentd()...)
 	errs = append(errs, c.validateLogFile()...)
+	errs = append(errs, c.validateWitnessListen()...)
 	switch strings.ToLower(c.LogLevel) {
 	case "trace", "debug", "info", "warn", "error":
 	default:
@@ -431,7 +443,7 @@ func envVars() []envVar {
 		{"SVC_WORKER_HEALTH_INTERVAL_MS", func(c *Config, v string) (err error) { c.WorkerHealthIntervalMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_HEALTHY_AFTER_MS", func(c *Config, v string) (err error) { c.WorkerHealthyAfterMs, err = strconv.Atoi(v); return }},
 		{"SVC_WORKER_FAILED_RETRY_MS", func(c *Config, v string) (err error) { c.WorkerFailedRetryMs, err = strconv.Atoi(v); return }},
-	}, append(append(append(append(browserEnvVars(), instrEnvVars()...), clusterEnvVars()...), renewalEnvVars()...), append(agentdEnvVars(), logFileEnvVars()...)...)...)
+	}, append(append(append(append(browserEnvVars(), instrEnvVars()...), clusterEnvVars()...), renewalEnvVars()...), append(append(agentdEnvVars(), logFileEnvVars()...), append(downgradeEnvVars(), witnessEnvVars()...)...)...)...)
 }
 
 func applyEnv(c *Config, getenv func(string) string) error {

@@ -12,7 +12,7 @@ import (
 // what a witness uses, so an operator is not sent after serve's flags.
 func helpFlagsOf(name string) []string {
 	if name == "svcd witness" {
-		return []string{"config", "data-dir", "node-id", "raft-addr", "raft-advertise", "join",
+		return []string{"config", "data-dir", "node-id", "raft-addr", "raft-advertise", "join", "witness-listen", "allow-downgrade",
 			"log-level", "log-json", "log-file", "log-rotate-bytes", "log-rotate-max-files"}
 	}
 	return nil

@@ -33,7 +33,7 @@ func logFileEnvVars() []envVar {
 func bindLogFileFlags(fs *flag.FlagSet) map[string]func(*Config) {
 	file := fs.String("log-file", "", "also write logs to this file, rotated by the daemon (empty: stderr only)")
 	bytes := fs.Int64("log-rotate-bytes", 0, "rotate the log file before it grows past this size (0: never)")
-	maxFiles := fs.Int("log-rotate-max-files", 0, "rotated log files to keep (0: all, -1: none)")
+	maxFiles := fs.Int("log-rotate-max-files", logfile.DefaultMaxFiles, "rotated log files to keep (0: all, -1: none)")
 	return map[string]func(*Config){
 		"log-file":             func(c *Config) { c.LogFile = *file },
 		"log-rotate-bytes":     func(c *Config) { c.LogRotateBytes = *bytes },

@@ -1,0 +1,49 @@
+package reload
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Run calls every reloader in order, keeps going past a failure, and logs
+// one line naming what was reloaded, what failed and what needs a restart.
+func TestRunReportsReloadedFailedAndRestartNeeded(t *testing.T) {
+	var out bytes.Buffer
+	var order []string
+	s := &Set{}
+	s.SetLogger(hclog.New(&hclog.LoggerOptions{Output: &out, JSONFormat: true}))
+	s.Add(Func{N: "log_file", F: func() error { order = append(order, "log_file"); return nil }})
+	s.Add(Func{N: "tls", F: func() error { order = append(order, "tls"); return errors.New("bad pem") }})
+	s.Add(Func{N: "config", F: func() error {
+		order = append(order, "config")
+		return &RestartNeeded{Keys: []string{"listen"}}
+	}})
+	res := s.Run()
+	if strings.Join(order, ",") != "log_file,tls,config" {
+		t.Fatalf("order = %v", order)
+	}
+	if strings.Join(res.Reloaded, ",") != "log_file,config" || res.Failed["tls"] != "bad pem" || strings.Join(res.NeedsRestart, ",") != "listen" {
+		t.Fatalf("result = %+v", res)
+	}
+	line := out.String()
+	for _, want := range []string{`"@level":"warn"`, `"reloaded":["log_file","config"]`, `"needs_restart":["listen"]`, `"tls":"bad pem"`} {
+		if !strings.Contains(line, want) {
+			t.Errorf("log line lacks %s: %s", want, line)
+		}
+	}
+}
+
+func TestFromContext(t *testing.T) {
+	s := &Set{}
+	if From(WithSet(context.Background(), s)) != s {
+		t.Fatal("From did not return the Set WithSet stored")
+	}
+	if From(context.Background()) == nil {
+		t.Fatal("From without a Set returned nil")
+	}
+}
