@@ -26,7 +26,7 @@ func FuzzServerHandshake(f *testing.F) {
 			client.Close()
 		}()
 		s := &authStreamLayer{key: []byte("the cluster key")}
-		err := s.serverHandshake(server)
+		_, _, err := s.serverHandshake(server)
 		server.Close()
 		if err == nil {
 			t.Fatalf("the listener accepted a client without the key: %q", in)
