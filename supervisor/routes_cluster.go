@@ -40,7 +40,9 @@ func (s *Server) startCluster() {
 	s.cluster = cluster.New(cluster.Options{
 		Node: s.node, NodeID: s.cfg.NodeID, APIAdvertise: s.cfg.APIAdvertise(), Kind: raftstore.KindNode,
 		Version: version.Get().Version, Token: s.token, Log: s.log.Named("cluster"),
+		DialForward: s.dialForward(),
 	})
+	s.serveForwarded()
 	go s.cluster.Watch(ctx, func(leader bool) {
 		if !leader {
 			s.leaderSettled.Store(false)

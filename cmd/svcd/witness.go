@@ -50,9 +50,16 @@ func runWitness(ctx context.Context, args []string) error {
 		return err
 	}
 	defer lock.Release()
+	clusterTLS, err := cfg.OpenClusterTLS()
+	if err != nil {
+		return err
+	}
+	if clusterTLS != nil {
+		log.Info("raft uses mutual TLS", "certificate", clusterTLS.Describe())
+	}
 	node, err := raftstore.Open(raftstore.Config{
 		NodeID: cfg.NodeID, DataDir: cfg.DataDir, RaftAddr: cfg.RaftAddr, RaftAdvertise: cfg.RaftAdvertise,
-		ClusterKey: []byte(key), Timings: raftstore.WitnessTimings(cfg.ClusterTimings()), Logger: log,
+		ClusterKey: []byte(key), TLS: clusterTLS, Timings: raftstore.WitnessTimings(cfg.ClusterTimings()), Logger: log,
 	})
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"time"
 
@@ -38,12 +39,17 @@ type Options struct {
 	Version      string
 	Token        string // sent when joining through a member's API
 	Log          hclog.Logger
+	// DialForward, when set (cluster TLS), carries forwarded calls over
+	// the leader's raft port (mutual TLS) instead of plain HTTP to its API.
+	DialForward func(ctx context.Context, raftAddr string) (net.Conn, error)
 }
 
 // Cluster is one node's view and duties.
 type Cluster struct {
 	opts   Options
 	client *http.Client
+	// forward carries forwarded calls (forward_tls.go); nil: the default.
+	forward http.RoundTripper
 }
 
 // New returns the cluster side of a node.
@@ -51,7 +57,9 @@ func New(o Options) *Cluster {
 	if o.Kind == "" {
 		o.Kind = raftstore.KindNode
 	}
-	return &Cluster{opts: o, client: &http.Client{Timeout: 15 * time.Second}}
+	c := &Cluster{opts: o, client: &http.Client{Timeout: 15 * time.Second}}
+	c.forward = c.forwardTransport()
+	return c
 }
 
 // Self is this node's member record.
