@@ -20,8 +20,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/svcd/svcd/raftstore"
-	"github.com/svcd/svcd/shared/clustertls"
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/clustertls"
 	"github.com/svcd/svcd/shared/jsoncache"
 	"github.com/svcd/svcd/supervisor/cluster"
 	"github.com/svcd/svcd/supervisor/config"
