@@ -40,6 +40,26 @@ func (n *Node) DialForward(ctx context.Context, raftAddr string) (net.Conn, erro
 	return n.stream.dial(raftAddr, timeout, channelForward)
 }
 
+// ProbePeer checks, before a joining node becomes a voter, that raftAddr
+// answers with a certificate of this cluster's CA naming that address and
+// holds the cluster key, and accepts this node's certificate: a node that
+// could never exchange a raft byte is refused at join instead of becoming
+// a voter nobody can reach. Without cluster TLS it does nothing.
+func (n *Node) ProbePeer(ctx context.Context, raftAddr string) error {
+	if !n.ClusterTLS() {
+		return nil
+	}
+	timeout := handshakeTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(dl))
+	}
+	c, err := n.stream.dial(raftAddr, timeout, channelProbe)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
 // ConnectionsRefused counts cluster connections refused, by reason
 // (RefusalReasons): inbound ones this node's listener turned away and
 // outbound ones whose peer failed this node's checks.

@@ -55,6 +55,9 @@ const (
 const (
 	channelRaft    byte = 'r'
 	channelForward byte = 'f'
+	// channelProbe checks a peer's certificate and key, then hangs up: the
+	// leader probes a joining node before adding it as a voter.
+	channelProbe byte = 'p'
 )
 
 func newAuthStreamLayer(bind string, advertise net.Addr, key []byte, holder *clustertls.Holder, refused *refusals, log hclog.Logger) (*authStreamLayer, error) {
@@ -111,8 +114,12 @@ func (s *authStreamLayer) admit(c net.Conn) {
 		return
 	}
 	dst := s.raftConns
-	if ch == channelForward {
+	switch ch {
+	case channelForward:
 		dst = s.forwardConns
+	case channelProbe:
+		conn.Close()
+		return
 	}
 	// Nobody may take a forward connection (a witness serves no API):
 	// it is dropped after the handshake timeout instead of waiting forever.
@@ -240,7 +247,7 @@ func (s *authStreamLayer) serverHandshake(c net.Conn) (net.Conn, byte, error) {
 	if _, err := io.ReadFull(tc, ch[:]); err != nil {
 		return nil, 0, err
 	}
-	if ch[0] != channelRaft && ch[0] != channelForward {
+	if ch[0] != channelRaft && ch[0] != channelForward && ch[0] != channelProbe {
 		return nil, 0, &refusedError{reason: "protocol", err: fmt.Errorf("unknown channel %q", ch[0])}
 	}
 	return tc, ch[0], nil
