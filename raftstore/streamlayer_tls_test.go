@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -226,5 +228,67 @@ func rawTLSClient(t *testing.T, srv *authStreamLayer, files *clustertls.Files) {
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 	if err := clientHandshake(c, []byte("the cluster key")); err == nil {
 		t.Fatal("the server took a client it must refuse")
+	}
+}
+
+// TestTLSStreamLayerReloadTakesANewCAForTheNextConnection: the server's CA
+// file gains a second CA and Reload is called; the next handshake trusts a
+// node of that CA without a restart (VerifyPeerCertificate consults the
+// holder, not a pool fixed at start).
+func TestTLSStreamLayerReloadTakesANewCAForTheNextConnection(t *testing.T) {
+	a, bca := newTestCA(t, "cluster A"), newTestCA(t, "cluster B")
+	caA, err := os.ReadFile(a.caPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caB, err := os.ReadFile(bca.caPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	srvCA, cliCA := filepath.Join(dir, "srv-ca.pem"), filepath.Join(dir, "cli-ca.pem")
+	mustWrite(t, srvCA, caA)
+	mustWrite(t, cliCA, append(append([]byte{}, caA...), caB...))
+	sf := a.issue(t, "n1", "127.0.0.1", time.Now(), time.Hour)
+	sf.CA = srvCA
+	cf := bca.issue(t, "n2", "127.0.0.1", time.Now(), time.Hour)
+	cf.CA = cliCA
+	sh, err := clustertls.Load(sf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := clustertls.Load(cf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, cli := tlsLayer(t, sh), tlsLayer(t, ch)
+	go func() {
+		for {
+			c, err := srv.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	if _, err := cli.Dial(raft.ServerAddress(srv.Addr().String()), 5*time.Second); err == nil {
+		t.Fatal("the server trusted cluster B before the reload")
+	}
+	waitRefused(t, srv, "untrusted_certificate")
+	mustWrite(t, srvCA, append(append([]byte{}, caA...), caB...))
+	if _, err := sh.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := cli.Dial(raft.ServerAddress(srv.Addr().String()), 5*time.Second)
+	if err != nil {
+		t.Fatalf("after the reload: %v", err)
+	}
+	c.Close()
+}
+
+func mustWrite(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
