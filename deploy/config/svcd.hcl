@@ -39,4 +39,7 @@ log_rotate_max_files = 10
 # node_id   = "n1"                 # "n2" on the second node
 # listen    = "10.0.0.1:4317"      # the node's private address
 # raft_addr = "10.0.0.1:7001"
+# tls_ca_file   = "/etc/svcd/tls/ca.pem"      # mutual TLS between nodes (svcd tls ca create /
+# tls_cert_file = "/etc/svcd/tls/n1.pem"      # svcd tls cert create, docs/ha.md); a raft_addr
+# tls_key_file  = "/etc/svcd/tls/n1-key.pem"  # off loopback needs them or cluster_tls = "off"
 # join      = ["10.0.0.1:4317"]    # on node 2 only
