@@ -136,3 +136,41 @@ func firstLines(s string, n int) string {
 	}
 	return fmt.Sprint(lines)
 }
+
+// The loopback cluster over TLS (no namespaces needed): a standby's write is
+// forwarded to the leader over TLS; the leader is killed, the standby and
+// the witness elect over TLS, the old leader restarts on its data dir,
+// reconnects with its certificate, catches up, and forwards to the new
+// leader.
+func TestHAFailoverOverTLS(t *testing.T) {
+	t.Parallel()
+	c := harness.StartClusterWith(t, harness.ClusterOptions{TLS: true})
+	n1, n2 := c.N1, c.N2
+	for _, d := range []*harness.Daemon{n1, n2} {
+		if !strings.Contains(d.Logs(), "raft and forwarded calls use mutual TLS") {
+			t.Fatalf("%s does not run cluster TLS:\n%s", d.URL, d.Logs())
+		}
+	}
+	if r := n2.Do("POST", "/v1/system/pause", `{"reason":"tls"}`, "Content-Type: application/json"); r.Status != 200 || r.Header.Get("X-Svcd-Served-By") != "n1" {
+		t.Fatalf("forwarded write: %d by %q: %s", r.Status, r.Header.Get("X-Svcd-Served-By"), r.Body)
+	}
+	n1.Kill()
+	waitUntil(t, 10*time.Second, "n2 to lead over TLS", func() bool { r, _ := role(t, n2); return r == "leader" })
+	if r := n2.Do("POST", "/v1/system/resume", `{}`, "Content-Type: application/json"); r.Status != 200 {
+		t.Fatalf("write on the new leader: %d %s", r.Status, r.Body)
+	}
+	want := systemVersion(t, n2)
+	n1.Restart()
+	waitUntil(t, 15*time.Second, "n1 to rejoin over TLS and catch up", func() bool {
+		r, _ := role(t, n1)
+		return r == "standby" && systemVersion(t, n1) == want
+	})
+	if r := n1.Do("POST", "/v1/system/pause", `{"reason":"back"}`, "Content-Type: application/json"); r.Status != 200 || r.Header.Get("X-Svcd-Served-By") != "n2" {
+		t.Fatalf("write through the restarted node: %d by %q: %s", r.Status, r.Header.Get("X-Svcd-Served-By"), r.Body)
+	}
+	for _, d := range []*harness.Daemon{n1, n2} {
+		if m := refusals(t, d); m["untrusted_certificate"]+m["no_certificate"]+m["not_tls"]+m["cluster_key"] != 0 {
+			t.Fatalf("%s refused a member: %v", d.URL, m)
+		}
+	}
+}

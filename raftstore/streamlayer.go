@@ -87,6 +87,7 @@ func newAuthStreamLayer(bind string, advertise net.Addr, key []byte, holder *clu
 // acceptLoop handshakes each connection on its own goroutine: a slow or
 // hostile peer holds up only itself, never the next node's connection.
 func (s *authStreamLayer) acceptLoop() {
+	backoff := 5 * time.Millisecond
 	for {
 		c, err := s.ln.Accept()
 		if err != nil {
@@ -95,13 +96,17 @@ func (s *authStreamLayer) acceptLoop() {
 				return
 			default:
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+			if errors.Is(err, net.ErrClosed) {
+				return
 			}
-			s.Close()
-			return
+			// A transient failure (EMFILE under load): wait and go on, as
+			// net/http does; raft must not lose its listener over it.
+			s.log.Warn("raft accept failed; retrying", "error", err, "backoff", backoff)
+			time.Sleep(backoff)
+			backoff = min(2*backoff, time.Second)
+			continue
 		}
+		backoff = 5 * time.Millisecond
 		go s.admit(c)
 	}
 }
