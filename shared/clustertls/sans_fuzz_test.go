@@ -33,3 +33,21 @@ func FuzzParseSANs(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseCerts: whatever a tls_ca_file or tls_cert_file holds, the
+// parser returns at least one certificate or an error, never both, never
+// a panic, and its error never repeats the input (it may be a key).
+func FuzzParseCerts(f *testing.F) {
+	f.Add([]byte(""))
+	f.Add([]byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"))
+	f.Add([]byte("-----BEGIN EC PRIVATE KEY-----\nc2VjcmV0\n-----END EC PRIVATE KEY-----\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		certs, err := parseCerts(in)
+		if (err == nil) == (len(certs) == 0) {
+			t.Fatalf("certs %d, err %v", len(certs), err)
+		}
+		if err != nil && len(in) > 16 && strings.Contains(err.Error(), string(in)) {
+			t.Fatalf("the error repeats the input: %v", err)
+		}
+	})
+}
