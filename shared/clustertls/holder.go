@@ -88,6 +88,11 @@ func (h *Holder) ServerConfig() *tls.Config {
 		// VerifyPeerCertificate and is refused there as no_certificate
 		// (the stdlib's own refusal would not say why in a typed error).
 		ClientAuth: tls.RequestClientCert,
+		// A resumed session skips VerifyPeerCertificate: after a reload
+		// that drops a CA, a ticket issued before it must not let its
+		// holder back in. Raft keeps long connections; resumption buys
+		// nothing here.
+		SessionTicketsDisabled: true,
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 			c := h.current().cert
 			return &c, nil
