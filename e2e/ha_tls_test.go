@@ -43,6 +43,7 @@ func TestHAClusterOverTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = w.Process.Kill(); _ = w.Wait() })
+	noRace(t, n1, n2)
 	waitUntil(t, 20*time.Second, "three members over TLS", func() bool { return memberCount(n1) == 3 })
 	if r, _ := role(t, n1); r != "leader" {
 		t.Fatalf("n1 role %s", r)
@@ -146,6 +147,7 @@ func TestHAFailoverOverTLS(t *testing.T) {
 	t.Parallel()
 	c := harness.StartClusterWith(t, harness.ClusterOptions{TLS: true})
 	n1, n2 := c.N1, c.N2
+	noRace(t, n1, n2)
 	for _, d := range []*harness.Daemon{n1, n2} {
 		if !strings.Contains(d.Logs(), "raft and forwarded calls use mutual TLS") {
 			t.Fatalf("%s does not run cluster TLS:\n%s", d.URL, d.Logs())
@@ -173,4 +175,16 @@ func TestHAFailoverOverTLS(t *testing.T) {
 			t.Fatalf("%s refused a member: %v", d.URL, m)
 		}
 	}
+}
+
+// noRace fails the test if a daemon reported a data race (SVCD_E2E_RACE=1
+// builds it with the race detector).
+func noRace(t *testing.T, ds ...*harness.Daemon) {
+	t.Cleanup(func() {
+		for _, d := range ds {
+			if strings.Contains(d.Logs(), "DATA RACE") {
+				t.Errorf("%s reported a data race:\n%s", d.URL, d.Logs())
+			}
+		}
+	})
 }
