@@ -34,9 +34,11 @@ func TestHAClusterOverTLS(t *testing.T) {
 	}
 	// n1's advertised API port 9 has no listener in its namespace.
 	n1 := node(1, "n1", l.HostIP(1)+":"+raftPort, api, l.HostIP(1)+":9", pki.Env(t, "n1", l.HostIP(1)))
-	n2 := node(2, "n2", l.HostIP(2)+":"+raftPort, api, l.HostIP(2)+":"+api, pki.Env(t, "n2", l.HostIP(2)), "-join", l.HostIP(1)+":"+api)
+	// Members join through n1's raft port: the join call and its token
+	// travel inside TLS too.
+	n2 := node(2, "n2", l.HostIP(2)+":"+raftPort, api, l.HostIP(2)+":"+api, pki.Env(t, "n2", l.HostIP(2)), "-join", l.HostIP(1)+":"+raftPort)
 	w := exec.Command("ip", "netns", "exec", l.NS("n3"), harness.Binary(t), "witness", "-node-id", "w",
-		"-raft-addr", l.HostIP(3)+":"+raftPort, "-join", l.HostIP(1)+":"+api, "-data-dir", t.TempDir())
+		"-raft-addr", l.HostIP(3)+":"+raftPort, "-join", l.HostIP(1)+":"+raftPort, "-data-dir", t.TempDir())
 	w.Env = append(append(os.Environ(), "SVC_SHARED_TOKEN="+haToken), pki.Env(t, "w", l.HostIP(3))...)
 	w.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := w.Start(); err != nil {
@@ -68,19 +70,25 @@ func TestHAClusterOverTLS(t *testing.T) {
 		t.Fatal("the forwarded write did not reach the leader")
 	}
 
-	// A full node of another CA asks to join: the leader probes its raft
-	// port, does not trust its certificate, and refuses the join.
+	// A full node of another CA asks to join through n1's raft port: the
+	// TLS handshake fails (it does not trust n1, n1 would not trust it).
 	foreign := harness.NewClusterPKI(t, "another CA")
-	f := node(2, "intruder", l.HostIP(2)+":7002", "4318", l.HostIP(2)+":4318", foreign.Env(t, "intruder", l.HostIP(2)), "-join", l.HostIP(1)+":"+api)
-	// And a node without TLS (plain TCP said explicitly).
+	before := refusals(t, n1)
+	f := node(2, "intruder", l.HostIP(2)+":7002", "4318", l.HostIP(2)+":4318", foreign.Env(t, "intruder", l.HostIP(2)), "-join", l.HostIP(1)+":"+raftPort)
+	// A node without TLS (plain TCP said explicitly) joins through n1's
+	// public API in plain HTTP: the leader probes its raft port, finds no
+	// TLS there and refuses the join.
 	p := node(2, "plain", l.HostIP(2)+":7003", "4319", l.HostIP(2)+":4319", []string{"SVC_CLUSTER_TLS=off"}, "-join", l.HostIP(1)+":"+api)
-	waitUntil(t, 15*time.Second, "both joins refused by the leader", func() bool {
-		return strings.Contains(f.Logs(), "peer_refused") && strings.Contains(p.Logs(), "peer_refused")
+	waitUntil(t, 15*time.Second, "both joins refused", func() bool {
+		return strings.Contains(f.Logs(), "join attempt failed") && strings.Contains(p.Logs(), "peer_refused")
 	})
 	waitUntil(t, 5*time.Second, "the leader to count both", func() bool {
 		m := refusals(t, n1)
-		return m["untrusted_certificate"] >= 1 && m["not_tls"] >= 1
+		return m["refused_by_peer"] > before["refused_by_peer"] && m["not_tls"] > before["not_tls"]
 	})
+	if m := refusals(t, f); m["untrusted_certificate"] == 0 {
+		t.Fatalf("the intruder did not count n1's certificate as untrusted: %v", m)
+	}
 	if n := memberCount(n1); n != 3 {
 		t.Fatalf("%d members after refused joins, want 3", n)
 	}
@@ -88,7 +96,7 @@ func TestHAClusterOverTLS(t *testing.T) {
 	// TLS clients on the raft port from host 3: a foreign certificate, then
 	// none. Both refused in the handshake, counted, logged once for the source.
 	ff := foreign.Issue(t, "stranger", l.HostIP(3))
-	before := refusals(t, n1)
+	before = refusals(t, n1)
 	for _, certArgs := range [][]string{{"-cert", ff.Cert, "-key", ff.Key}, nil} {
 		args := append([]string{"netns", "exec", l.NS("n3"), "openssl", "s_client", "-tls1_3", "-connect", l.HostIP(1) + ":" + raftPort, "-quiet"}, certArgs...)
 		cmd := exec.Command("ip", args...)

@@ -57,8 +57,18 @@ func (s *Server) serveForwarded() {
 	if ln == nil {
 		return
 	}
+	// Calls on this channel come from members that passed mutual TLS and
+	// the cluster-key challenge; they name this node by whatever address
+	// they dialed (a join names the raft address), which the Host guard —
+	// a DNS-rebinding defence for browsers, who cannot reach this channel —
+	// need not judge: the request is addressed to this node itself.
+	h := s.handler
+	self := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Host = "localhost"
+		h.ServeHTTP(w, r)
+	})
 	srv := &http.Server{
-		Handler:           s.handler,
+		Handler:           self,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          s.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),

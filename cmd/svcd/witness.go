@@ -68,7 +68,11 @@ func runWitness(ctx context.Context, args []string) error {
 	if node.HadState() && node.HasConfiguration() && !node.IsMember() { // half-joined (no configuration yet) may finish joining
 		return fmt.Errorf("the data dir %s holds raft state of a cluster this witness (%s) is not a member of; use an empty data dir", cfg.DataDir, cfg.NodeID)
 	}
-	c := cluster.New(cluster.Options{Node: node, NodeID: cfg.NodeID, Kind: raftstore.KindWitness, Version: version.Get().Version, Token: token, Log: log.Named("cluster")})
+	opts := cluster.Options{Node: node, NodeID: cfg.NodeID, Kind: raftstore.KindWitness, Version: version.Get().Version, Token: token, Log: log.Named("cluster")}
+	if node.ClusterTLS() {
+		opts.DialForward = node.DialForward // join over a member's raft port (docs/ha.md, TLS)
+	}
+	c := cluster.New(opts)
 	if !node.IsMember() {
 		if err := c.Join(ctx, cfg.Join); err != nil {
 			return err

@@ -100,16 +100,25 @@ func StartClusterWith(t testing.TB, o ClusterOptions) *Cluster {
 			return Start(t, Options{Bin: o.Bin, Addr: l.ClientIP(i) + ":" + api, Token: ClusterToken, Prefix: l.Exec(i), Env: env, Args: args})
 		}
 		c.N1 = node(1, append(append([]string{}, env...), env1...))
-		c.N2 = node(2, append(append([]string{}, env...), env2...), "-join", l.HostIP(1)+":"+api)
+		// With cluster TLS a member joins through another's raft port.
+		join := api
+		if o.TLS {
+			join = raftPort
+		}
+		c.N2 = node(2, append(append([]string{}, env...), env2...), "-join", l.HostIP(1)+":"+join)
 		c.wprefix = []string{"nsenter", "--net=/run/netns/" + l.NS("n3"), "--"}
-		c.wargs = []string{"witness", "-node-id", "w", "-raft-addr", l.HostIP(3) + ":" + raftPort, "-join", l.HostIP(1) + ":" + api + "," + l.HostIP(2) + ":" + api, "-data-dir", t.TempDir()}
+		c.wargs = []string{"witness", "-node-id", "w", "-raft-addr", l.HostIP(3) + ":" + raftPort, "-join", l.HostIP(1) + ":" + join + "," + l.HostIP(2) + ":" + join, "-data-dir", t.TempDir()}
 	} else {
 		a1, r1 := FreePortOn(t, "127.0.0.1"), FreePortOn(t, "127.0.0.1")
 		a2, r2 := FreePortOn(t, "127.0.0.2"), FreePortOn(t, "127.0.0.2")
 		rw := FreePortOn(t, "127.0.0.3")
 		c.N1 = Start(t, Options{Bin: o.Bin, Addr: a1, Token: ClusterToken, Env: append(append([]string{}, env...), env1...), Args: []string{"-node-id", "n1", "-raft-addr", r1}})
-		c.N2 = Start(t, Options{Bin: o.Bin, Addr: a2, Token: ClusterToken, Env: append(append([]string{}, env...), env2...), Args: []string{"-node-id", "n2", "-raft-addr", r2, "-join", a1}})
-		c.wargs = []string{"witness", "-node-id", "w", "-raft-addr", rw, "-join", a1 + "," + a2, "-data-dir", t.TempDir()}
+		j1, j2 := a1, a2
+		if o.TLS { // with cluster TLS a member joins through another's raft port
+			j1, j2 = r1, r2
+		}
+		c.N2 = Start(t, Options{Bin: o.Bin, Addr: a2, Token: ClusterToken, Env: append(append([]string{}, env...), env2...), Args: []string{"-node-id", "n2", "-raft-addr", r2, "-join", j1}})
+		c.wargs = []string{"witness", "-node-id", "w", "-raft-addr", rw, "-join", j1 + "," + j2, "-data-dir", t.TempDir()}
 	}
 	c.wenv = append(append(append(os.Environ(), "SVC_SHARED_TOKEN="+ClusterToken), env...), wenv...)
 	c.StartWitness(t)

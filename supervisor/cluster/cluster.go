@@ -8,6 +8,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,6 +60,9 @@ func New(o Options) *Cluster {
 	}
 	c := &Cluster{opts: o, client: &http.Client{Timeout: 15 * time.Second}}
 	c.forward = c.forwardTransport()
+	if t := c.joinTransport(); t != nil {
+		c.client.Transport = t
+	}
 	return c
 }
 
@@ -148,9 +152,10 @@ type JoinRequest struct {
 	Version  string `json:"version"`
 }
 
-// Join asks the members at addrs (API host:port) to add this node, trying
-// each in turn until one succeeds or ctx ends. A standby that gets the call
-// forwards it to the leader.
+// Join asks the members at addrs (API host:port; with cluster TLS their
+// raft host:port, see joinTransport) to add this node, trying each in turn
+// until one succeeds or ctx ends. A standby that gets the call forwards it
+// to the leader.
 func (c *Cluster) Join(ctx context.Context, addrs []string) error {
 	me := c.Self()
 	body, _ := json.Marshal(JoinRequest{NodeID: me.NodeID, RaftAddr: me.RaftAddr, APIAddr: me.APIAddr, Kind: me.Kind, Version: me.Version})
@@ -164,6 +169,10 @@ func (c *Cluster) Join(ctx context.Context, addrs []string) error {
 				return nil
 			}
 			last = err
+			var notTLS tls.RecordHeaderError
+			if c.opts.DialForward != nil && errors.As(err, &notTLS) {
+				err = fmt.Errorf("%w (with cluster TLS, join lists the members' raft addresses, not their API addresses)", err)
+			}
 			c.opts.Log.Warn("join attempt failed; retrying", "through", a, "error", err)
 		}
 		select {

@@ -59,3 +59,21 @@ func (c *Cluster) raftAddrOf(apiAddr string) (string, error) {
 	}
 	return "", fmt.Errorf("no member with API address %s has a known raft address", apiAddr)
 }
+
+// joinTransport carries the join call under cluster TLS: the join
+// addresses are then the members' raft addresses, and the call (with the
+// shared token) goes over the forward channel of that raft port — mutual
+// TLS and the cluster-key challenge — instead of plain HTTP to an API. Nil
+// without DialForward.
+func (c *Cluster) joinTransport() http.RoundTripper {
+	if c.opts.DialForward == nil {
+		return nil
+	}
+	return &http.Transport{
+		DialContext: func(ctx context.Context, _, raftAddr string) (net.Conn, error) {
+			return c.opts.DialForward(ctx, raftAddr)
+		},
+		DisableKeepAlives:  true, // one call per join attempt
+		DisableCompression: true,
+	}
+}

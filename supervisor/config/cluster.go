@@ -55,7 +55,7 @@ func (c Config) validateCluster() []error {
 	}
 	for _, j := range c.Join {
 		if _, _, err := net.SplitHostPort(j); err != nil {
-			errs = append(errs, fmt.Errorf("join %q: want the host:port of a cluster member's API", j))
+			errs = append(errs, fmt.Errorf("join %q: want the host:port of a cluster member's API (with cluster TLS: its raft address)", j))
 		}
 	}
 	errs = append(errs, c.validateClusterTLS()...)
