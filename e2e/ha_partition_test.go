@@ -26,13 +26,14 @@ func TestHAPartition(t *testing.T) {
 		args := append([]string{"-listen", "0.0.0.0:" + api, "-node-id", fmt.Sprintf("n%d", i),
 			"-allowed-hosts", l.HostIP(i) + "," + l.ClientIP(i),
 			"-api-advertise", l.HostIP(i) + ":" + api, "-raft-addr", l.HostIP(i) + ":" + raftPort}, extra...)
-		return harness.Start(t, harness.Options{Addr: l.ClientIP(i) + ":" + api, Token: haToken, Prefix: []string{"ip", "netns", "exec", ns}, Args: args})
+		return harness.Start(t, harness.Options{Addr: l.ClientIP(i) + ":" + api, Token: haToken, Prefix: []string{"ip", "netns", "exec", ns}, Args: args,
+			Env: []string{"SVC_CLUSTER_TLS=off"}}) // plain raft off loopback, said explicitly (docs/ha.md, TLS)
 	}
 	n1 := node(1)
 	n2 := node(2, "-join", l.HostIP(1)+":"+api)
 	w := exec.Command("ip", "netns", "exec", l.NS("n3"), harness.Binary(t), "witness", "-node-id", "w",
 		"-raft-addr", l.HostIP(3)+":"+raftPort, "-join", l.HostIP(1)+":"+api, "-data-dir", t.TempDir())
-	w.Env = append(os.Environ(), "SVC_SHARED_TOKEN="+haToken)
+	w.Env = append(os.Environ(), "SVC_SHARED_TOKEN="+haToken, "SVC_CLUSTER_TLS=off")
 	w.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := w.Start(); err != nil {
 		t.Fatal(err)

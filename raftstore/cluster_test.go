@@ -33,7 +33,7 @@ func TestHandshakeNeedsTheSameKeyBothWays(t *testing.T) {
 			a, b := net.Pipe()
 			s := &authStreamLayer{key: c.server}
 			serr := make(chan error, 1)
-			go func() { serr <- s.serverHandshake(b); b.Close() }()
+			go func() { _, _, err := s.serverHandshake(b); serr <- err; b.Close() }()
 			cerr := clientHandshake(a, c.client)
 			a.Close()
 			if (cerr == nil) != c.wantClient {

@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
+	"github.com/svcd/svcd/shared/clustertls"
 	"github.com/svcd/svcd/shared/logging"
 )
 
@@ -38,6 +39,10 @@ type Config struct {
 	// ClusterKey authenticates raft traffic between nodes (required with
 	// RaftAddr): every connection starts with a mutual HMAC handshake.
 	ClusterKey []byte
+	// TLS, when set, runs every raft connection (and forwarded API calls,
+	// ForwardListener/DialForward) over mutual TLS with the cluster CA;
+	// nil keeps plain TCP (docs/ha.md, TLS).
+	TLS *clustertls.Holder
 	// Bootstrap makes a node with no existing state form a cluster of itself.
 	Bootstrap bool
 	// Timings; zero means the tuned defaults in DefaultTimings.
@@ -68,7 +73,9 @@ type Node struct {
 	// leaderChanges counts leader observations (progress.go).
 	leaderChanges atomic.Uint64
 	stopWatch     func()
-	format        DataFormat // the data dir's FORMAT (format.go)
+	format        DataFormat       // the data dir's FORMAT (format.go)
+	stream        *authStreamLayer // nil with the in-memory transport
+	refused       *refusals
 }
 
 // ErrNotLeader is returned by Apply on a node that is not the leader.
@@ -118,6 +125,8 @@ func Open(cfg Config) (*Node, error) {
 		transport raft.Transport
 		closeT    func() error
 		addr      raft.ServerAddress
+		sl        *authStreamLayer
+		refused   = newRefusals(logger)
 	)
 	if cfg.RaftAddr == "" {
 		addr = raft.ServerAddress("inmem:" + cfg.NodeID)
@@ -133,7 +142,7 @@ func Open(cfg Config) (*Node, error) {
 			store.Close()
 			return nil, fmt.Errorf("raft advertise address %q: %w", adv, err)
 		}
-		sl, err := newAuthStreamLayer(cfg.RaftAddr, advAddr, cfg.ClusterKey, logger)
+		sl, err = newAuthStreamLayer(cfg.RaftAddr, advAddr, cfg.ClusterKey, cfg.TLS, refused, logger)
 		if err != nil {
 			store.Close()
 			return nil, fmt.Errorf("raft transport on %s: %w", cfg.RaftAddr, err)
@@ -159,7 +168,7 @@ func Open(cfg Config) (*Node, error) {
 		store.Close()
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
-	n := &Node{cfg: cfg, raft: r, fsm: f, store: store, transport: transport, closeT: closeT, logger: logger, snaps: snaps, format: format}
+	n := &Node{cfg: cfg, raft: r, fsm: f, store: store, transport: transport, closeT: closeT, logger: logger, snaps: snaps, format: format, stream: sl, refused: refused}
 	n.stopWatch = n.watchLeaders(&n.leaderChanges)
 	has, err := raft.HasExistingState(store, store, snaps)
 	if err != nil {

@@ -40,7 +40,9 @@ func (s *Server) startCluster() {
 	s.cluster = cluster.New(cluster.Options{
 		Node: s.node, NodeID: s.cfg.NodeID, APIAdvertise: s.cfg.APIAdvertise(), Kind: raftstore.KindNode,
 		Version: version.Get().Version, Token: s.token, Log: s.log.Named("cluster"),
+		DialForward: s.dialForward(),
 	})
+	s.serveForwarded()
 	go s.cluster.Watch(ctx, func(leader bool) {
 		if !leader {
 			s.leaderSettled.Store(false)
@@ -67,7 +69,7 @@ func (s *Server) OnLeadership(fn func(leader bool)) { s.leaderHooks = append(s.l
 
 func (s *Server) clusterRoutes() []Route {
 	changeErrors := openapi.Codes{
-		http.StatusUnprocessableEntity: {"invalid_field", "missing_field"},
+		http.StatusUnprocessableEntity: {"invalid_field", "missing_field", "peer_refused"},
 		http.StatusConflict:            {"raft_addr_taken"},
 		http.StatusNotFound:            {"unknown_member"},
 		http.StatusServiceUnavailable:  {"cluster_change_failed", "not_leader", "store_unavailable"},
@@ -133,6 +135,9 @@ func (s *Server) handleClusterJoin(w http.ResponseWriter, r *http.Request) error
 		return api.Unprocessable("invalid_field", "kind must be node or witness")
 	case q.Kind == raftstore.KindNode && q.APIAddr == "":
 		return api.Unprocessable("missing_field", "a node needs api_addr (only a witness has none)")
+	}
+	if err := s.node.ProbePeer(r.Context(), q.RaftAddr); err != nil {
+		return api.Unprocessable("peer_refused", "the joining node at raft_addr %s failed the cluster TLS check: %v", q.RaftAddr, err)
 	}
 	err := s.node.AddVoter(r.Context(), raftstore.ClusterMember{NodeID: q.NodeID, RaftAddr: q.RaftAddr, APIAddr: q.APIAddr, Kind: q.Kind, Version: q.Version})
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
+	"github.com/svcd/svcd/shared/clustertls"
 	"github.com/svcd/svcd/shared/guard"
 	"github.com/svcd/svcd/shared/jsoncache"
 	"github.com/svcd/svcd/shared/keyderive"
@@ -79,6 +80,9 @@ type Server struct {
 	// leaderHooks run on every leadership change.
 	cluster     *cluster.Cluster
 	leaderHooks []func(leader bool)
+	// clusterTLS holds the node's certificate for raft and forwarded calls
+	// (nil: plain TCP); ReloadClusterTLS re-reads it (clustertls.go).
+	clusterTLS *clustertls.Holder
 	// leaderSettled is true once this node, as leader, has run its
 	// leadership hooks (leftover work recovered, scheduler started): until
 	// then /readyz says settling, so nobody reads the crashed run's states.
@@ -123,6 +127,9 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 		return nil, err
 	}
 	s.token, s.tokenFile = ti.token, ti.file
+	if s.clusterTLS, err = openClusterTLS(cfg, log); err != nil {
+		return nil, err
+	}
 	// One daemon per data dir: lock it before raft opens its log store (a
 	// second daemon would otherwise wait on bolt and say only "timeout").
 	// The lock outlives raft (Close) and is dropped if New fails.
@@ -147,6 +154,7 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 	} else {
 		s.onClose(func() error { sink.Close(); return nil })
 	}
+	s.registerClusterRefusals()
 
 	joining := len(cfg.Join) > 0
 	clusterKey := cfg.ClusterKey
@@ -161,6 +169,7 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 		RaftAdvertise: cfg.RaftAdvertise,
 		ClusterKey:    []byte(clusterKey),
 		SnapshotKey:   keyderive.Derive([]byte(clusterKey), keyderive.SnapshotAuth),
+		TLS:           s.clusterTLS,
 		// A node told to join never forms a cluster of its own.
 		Bootstrap: cfg.Bootstrap && !joining,
 		Timings:   cfg.ClusterTimings(),

@@ -30,6 +30,7 @@ func subcommands() map[string]subcommand {
 		"version":        {summary: "print the version", run: runVersion},
 		"snapshot":       {summary: "save or restore a raft state snapshot file offline (docs/snapshots.md)", run: runSnapshot},
 		"agentd":         {summary: "run the agent daemon on its own on 127.0.0.1:4319", run: runAgentd},
+		"tls":            {summary: "create the cluster CA and node certificates (tls ca create, tls cert create)", run: runTLS},
 		"fake-model":     {summary: "fake Responses model server for tests and offline trials", hidden: true, run: runFakeModel},
 		"worker":         {summary: "run a worker process (started by serve through go-plugin)", hidden: true, run: runWorker},
 	}
@@ -37,7 +38,7 @@ func subcommands() map[string]subcommand {
 
 // listedCommands are the commands people see, in the order usage lists them.
 func listedCommands() []string {
-	return []string{"serve", "status-wrapper", "witness", "recover", "snapshot", "agentd", "version"}
+	return []string{"serve", "status-wrapper", "witness", "recover", "snapshot", "agentd", "tls", "version"}
 }
 
 func usage(w io.Writer) {

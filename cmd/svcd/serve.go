@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 
+	"github.com/svcd/svcd/shared/reload"
 	"github.com/svcd/svcd/supervisor"
 	"github.com/svcd/svcd/supervisor/config"
 )
@@ -46,5 +47,7 @@ func runServe(ctx context.Context, args []string) error {
 		ln.Close()
 		return err
 	}
+	// SIGHUP re-reads the cluster's CA, certificate and key (no-op without TLS).
+	reload.From(ctx).Add(reload.Func{N: "cluster_tls", F: srv.ReloadClusterTLS})
 	return srv.Serve(ctx, ln)
 }

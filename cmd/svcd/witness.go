@@ -2,16 +2,17 @@ package main
 
 import (
 	"context"
-	"time"
-
 	"errors"
 	"fmt"
-	"github.com/hashicorp/go-hclog"
 	"net"
 	"net/http"
 	"os"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/shared/reload"
 	"github.com/svcd/svcd/shared/version"
 	"github.com/svcd/svcd/supervisor/cluster"
 	"github.com/svcd/svcd/supervisor/config"
@@ -62,9 +63,24 @@ func runWitness(ctx context.Context, args []string) error {
 		}
 		defer obsLn.Close()
 	}
+	clusterTLS, err := cfg.OpenClusterTLS()
+	if err != nil {
+		return err
+	}
+	if clusterTLS != nil {
+		log.Info("raft uses mutual TLS", "certificate", clusterTLS.Describe())
+		// SIGHUP re-reads the CA, certificate and key, as on a full node.
+		reload.From(ctx).Add(reload.Func{N: "cluster_tls", F: func() error {
+			what, err := clusterTLS.Reload()
+			if err == nil {
+				log.Info("cluster TLS reloaded", "certificate", what)
+			}
+			return err
+		}})
+	}
 	node, err := raftstore.Open(raftstore.Config{
 		NodeID: cfg.NodeID, DataDir: cfg.DataDir, RaftAddr: cfg.RaftAddr, RaftAdvertise: cfg.RaftAdvertise,
-		ClusterKey: []byte(key), Timings: raftstore.WitnessTimings(cfg.ClusterTimings()), Logger: log,
+		ClusterKey: []byte(key), TLS: clusterTLS, Timings: raftstore.WitnessTimings(cfg.ClusterTimings()), Logger: log,
 		AllowDowngrade: cfg.AllowDowngrade,
 	})
 	if err != nil {
@@ -74,7 +90,11 @@ func runWitness(ctx context.Context, args []string) error {
 	if node.HadState() && node.HasConfiguration() && !node.IsMember() { // half-joined (no configuration yet) may finish joining
 		return fmt.Errorf("the data dir %s holds raft state of a cluster this witness (%s) is not a member of; use an empty data dir", cfg.DataDir, cfg.NodeID)
 	}
-	c := cluster.New(cluster.Options{Node: node, NodeID: cfg.NodeID, Kind: raftstore.KindWitness, Version: version.Get().Version, Token: token, Log: log.Named("cluster")})
+	opts := cluster.Options{Node: node, NodeID: cfg.NodeID, Kind: raftstore.KindWitness, Version: version.Get().Version, Token: token, Log: log.Named("cluster")}
+	if node.ClusterTLS() {
+		opts.DialForward = node.DialForward // join over a member's raft port (docs/ha.md, TLS)
+	}
+	c := cluster.New(opts)
 	if !node.IsMember() {
 		if err := c.Join(ctx, cfg.Join); err != nil {
 			return err

@@ -34,9 +34,13 @@ log_rotate_max_files = 10
 # exec_network       = "none"
 
 # Two-node HA with a witness (docs/ha.md, docs/deploy.md). Node 1 bootstraps;
-# node 2 (and the witness) join through a member's API and never bootstrap.
+# node 2 (and the witness) join through a member (its raft port with cluster TLS,
+# its API without) and never bootstrap.
 # Every node and the witness need the same SVC_SHARED_TOKEN (svcd.env).
 # node_id   = "n1"                 # "n2" on the second node
 # listen    = "10.0.0.1:4317"      # the node's private address
 # raft_addr = "10.0.0.1:7001"
-# join      = ["10.0.0.1:4317"]    # on node 2 only
+# tls_ca_file   = "/etc/svcd/tls/ca.pem"      # mutual TLS between nodes (svcd tls ca create /
+# tls_cert_file = "/etc/svcd/tls/n1.pem"      # svcd tls cert create, docs/ha.md); a raft_addr
+# tls_key_file  = "/etc/svcd/tls/n1-key.pem"  # off loopback needs them or cluster_tls = "off"
+# join      = ["10.0.0.1:7001"]    # on node 2 only: node 1's raft address with cluster TLS (its API, 10.0.0.1:4317, without)

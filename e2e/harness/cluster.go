@@ -31,6 +31,8 @@ type Cluster struct {
 	bin     string
 	// Lab is the network namespace lab the members run in (ClusterOptions.Lab).
 	Lab *NetLab
+	// PKI is the cluster CA of a TLS cluster (ClusterOptions.TLS), else nil.
+	PKI *ClusterPKI
 }
 
 // ClusterOptions configure StartClusterWith.
@@ -43,6 +45,11 @@ type ClusterOptions struct {
 	// the test reaching n1 and n2 over their client links, so Lab.Cut can
 	// partition a node while the test still talks to it.
 	Lab *NetLab
+	// TLS runs raft and forwarded calls over mutual TLS with a fresh
+	// cluster CA (Cluster.PKI), each member's certificate naming its raft
+	// host. Without it a lab cluster says cluster_tls = "off" explicitly
+	// (its raft addresses are not loopback; docs/ha.md, TLS).
+	TLS bool
 }
 
 // StartCluster starts n1, n2 and the witness with extra environment env (for
@@ -64,6 +71,19 @@ func StartClusterWith(t testing.TB, o ClusterOptions) *Cluster {
 	t.Helper()
 	env, env1, env2 := o.Env, o.Env1, o.Env2
 	c := &Cluster{bin: o.Bin, Lab: o.Lab}
+	var wenv []string
+	if o.TLS {
+		c.PKI = NewClusterPKI(t, "svcd test cluster CA")
+		host := func(i int) string { return fmt.Sprintf("127.0.0.%d", i) }
+		if o.Lab != nil {
+			host = o.Lab.HostIP
+		}
+		env1 = append(append([]string{}, env1...), c.PKI.Env(t, "n1", host(1))...)
+		env2 = append(append([]string{}, env2...), c.PKI.Env(t, "n2", host(2))...)
+		wenv = c.PKI.Env(t, "w", host(3))
+	} else if o.Lab != nil {
+		env = append(append([]string{}, env...), "SVC_CLUSTER_TLS=off")
+	}
 	if l := o.Lab; l != nil {
 		// Fixed ports: each host has its own namespace.
 		const api, raftPort = "4317", "7001"
@@ -80,18 +100,27 @@ func StartClusterWith(t testing.TB, o ClusterOptions) *Cluster {
 			return Start(t, Options{Bin: o.Bin, Addr: l.ClientIP(i) + ":" + api, Token: ClusterToken, Prefix: l.Exec(i), Env: env, Args: args})
 		}
 		c.N1 = node(1, append(append([]string{}, env...), env1...))
-		c.N2 = node(2, append(append([]string{}, env...), env2...), "-join", l.HostIP(1)+":"+api)
+		// With cluster TLS a member joins through another's raft port.
+		join := api
+		if o.TLS {
+			join = raftPort
+		}
+		c.N2 = node(2, append(append([]string{}, env...), env2...), "-join", l.HostIP(1)+":"+join)
 		c.wprefix = []string{"nsenter", "--net=/run/netns/" + l.NS("n3"), "--"}
-		c.wargs = []string{"witness", "-node-id", "w", "-raft-addr", l.HostIP(3) + ":" + raftPort, "-join", l.HostIP(1) + ":" + api + "," + l.HostIP(2) + ":" + api, "-data-dir", t.TempDir()}
+		c.wargs = []string{"witness", "-node-id", "w", "-raft-addr", l.HostIP(3) + ":" + raftPort, "-join", l.HostIP(1) + ":" + join + "," + l.HostIP(2) + ":" + join, "-data-dir", t.TempDir()}
 	} else {
 		a1, r1 := FreePortOn(t, "127.0.0.1"), FreePortOn(t, "127.0.0.1")
 		a2, r2 := FreePortOn(t, "127.0.0.2"), FreePortOn(t, "127.0.0.2")
 		rw := FreePortOn(t, "127.0.0.3")
 		c.N1 = Start(t, Options{Bin: o.Bin, Addr: a1, Token: ClusterToken, Env: append(append([]string{}, env...), env1...), Args: []string{"-node-id", "n1", "-raft-addr", r1}})
-		c.N2 = Start(t, Options{Bin: o.Bin, Addr: a2, Token: ClusterToken, Env: append(append([]string{}, env...), env2...), Args: []string{"-node-id", "n2", "-raft-addr", r2, "-join", a1}})
-		c.wargs = []string{"witness", "-node-id", "w", "-raft-addr", rw, "-join", a1 + "," + a2, "-data-dir", t.TempDir()}
+		j1, j2 := a1, a2
+		if o.TLS { // with cluster TLS a member joins through another's raft port
+			j1, j2 = r1, r2
+		}
+		c.N2 = Start(t, Options{Bin: o.Bin, Addr: a2, Token: ClusterToken, Env: append(append([]string{}, env...), env2...), Args: []string{"-node-id", "n2", "-raft-addr", r2, "-join", j1}})
+		c.wargs = []string{"witness", "-node-id", "w", "-raft-addr", rw, "-join", j1 + "," + j2, "-data-dir", t.TempDir()}
 	}
-	c.wenv = append(append(os.Environ(), "SVC_SHARED_TOKEN="+ClusterToken), env...)
+	c.wenv = append(append(append(os.Environ(), "SVC_SHARED_TOKEN="+ClusterToken), env...), wenv...)
 	c.StartWitness(t)
 	t.Cleanup(func() {
 		c.KillWitness()

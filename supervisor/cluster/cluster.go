@@ -8,10 +8,12 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"time"
 
@@ -38,12 +40,17 @@ type Options struct {
 	Version      string
 	Token        string // sent when joining through a member's API
 	Log          hclog.Logger
+	// DialForward, when set (cluster TLS), carries forwarded calls over
+	// the leader's raft port (mutual TLS) instead of plain HTTP to its API.
+	DialForward func(ctx context.Context, raftAddr string) (net.Conn, error)
 }
 
 // Cluster is one node's view and duties.
 type Cluster struct {
 	opts   Options
 	client *http.Client
+	// forward carries forwarded calls (forward_tls.go); nil: the default.
+	forward http.RoundTripper
 }
 
 // New returns the cluster side of a node.
@@ -51,7 +58,12 @@ func New(o Options) *Cluster {
 	if o.Kind == "" {
 		o.Kind = raftstore.KindNode
 	}
-	return &Cluster{opts: o, client: &http.Client{Timeout: 15 * time.Second}}
+	c := &Cluster{opts: o, client: &http.Client{Timeout: 15 * time.Second}}
+	c.forward = c.forwardTransport()
+	if t := c.joinTransport(); t != nil {
+		c.client.Transport = t
+	}
+	return c
 }
 
 // Self is this node's member record.
@@ -140,9 +152,10 @@ type JoinRequest struct {
 	Version  string `json:"version"`
 }
 
-// Join asks the members at addrs (API host:port) to add this node, trying
-// each in turn until one succeeds or ctx ends. A standby that gets the call
-// forwards it to the leader.
+// Join asks the members at addrs (API host:port; with cluster TLS their
+// raft host:port, see joinTransport) to add this node, trying each in turn
+// until one succeeds or ctx ends. A standby that gets the call forwards it
+// to the leader.
 func (c *Cluster) Join(ctx context.Context, addrs []string) error {
 	me := c.Self()
 	body, _ := json.Marshal(JoinRequest{NodeID: me.NodeID, RaftAddr: me.RaftAddr, APIAddr: me.APIAddr, Kind: me.Kind, Version: me.Version})
@@ -156,6 +169,10 @@ func (c *Cluster) Join(ctx context.Context, addrs []string) error {
 				return nil
 			}
 			last = err
+			var notTLS tls.RecordHeaderError
+			if c.opts.DialForward != nil && errors.As(err, &notTLS) {
+				err = fmt.Errorf("%w (with cluster TLS, join lists the members' raft addresses, not their API addresses)", err)
+			}
 			c.opts.Log.Warn("join attempt failed; retrying", "through", a, "error", err)
 		}
 		select {

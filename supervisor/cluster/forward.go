@@ -40,6 +40,7 @@ func (c *Cluster) Forward(w http.ResponseWriter, r *http.Request) {
 			}
 			pr.Out.Header.Set(ForwardedByHeader, c.opts.NodeID)
 		},
+		Transport:     c.forward,
 		FlushInterval: -1, // stream SSE answers as they come
 		ModifyResponse: func(resp *http.Response) error {
 			guardSSE(resp, id, addr)

@@ -55,9 +55,10 @@ func (c Config) validateCluster() []error {
 	}
 	for _, j := range c.Join {
 		if _, _, err := net.SplitHostPort(j); err != nil {
-			errs = append(errs, fmt.Errorf("join %q: want the host:port of a cluster member's API", j))
+			errs = append(errs, fmt.Errorf("join %q: want the host:port of a cluster member's API (with cluster TLS: its raft address)", j))
 		}
 	}
+	errs = append(errs, c.validateClusterTLS()...)
 	if len(c.Join) > 0 && c.RaftAddr == "" {
 		errs = append(errs, fmt.Errorf("join needs raft_addr: a node joins over raft's TCP transport"))
 	}
@@ -79,5 +80,9 @@ func clusterEnvVars() []envVar {
 		{"SVC_RAFT_SNAPSHOT_INTERVAL_MS", i64(func(c *Config) *int64 { return &c.RaftSnapshotIntervalMs })},
 		{"SVC_RAFT_SNAPSHOT_THRESHOLD", i64(func(c *Config) *int64 { return &c.RaftSnapshotThreshold })},
 		{"SVC_RAFT_TRAILING_LOGS", i64(func(c *Config) *int64 { return &c.RaftTrailingLogs })},
+		{"SVC_CLUSTER_TLS", func(c *Config, v string) error { c.ClusterTLS = v; return nil }},
+		{"SVC_TLS_CA_FILE", func(c *Config, v string) error { c.TLSCAFile = v; return nil }},
+		{"SVC_TLS_CERT_FILE", func(c *Config, v string) error { c.TLSCertFile = v; return nil }},
+		{"SVC_TLS_KEY_FILE", func(c *Config, v string) error { c.TLSKeyFile = v; return nil }},
 	}
 }

@@ -41,6 +41,11 @@ type Config struct {
 	RaftSnapshotIntervalMs int64    `hcl:"raft_snapshot_interval_ms,optional"`
 	RaftSnapshotThreshold  int64    `hcl:"raft_snapshot_threshold,optional"`
 	RaftTrailingLogs       int64    `hcl:"raft_trailing_logs,optional"`
+	// Cluster TLS (docs/ha.md, TLS): mutual TLS for raft and forwarded calls.
+	ClusterTLS  string `hcl:"cluster_tls,optional"`   // "" (auto) | on | off
+	TLSCAFile   string `hcl:"tls_ca_file,optional"`   // the cluster CA certificate (PEM)
+	TLSCertFile string `hcl:"tls_cert_file,optional"` // this node's certificate (PEM)
+	TLSKeyFile  string `hcl:"tls_key_file,optional"`  // this node's key (PEM, 0600)
 
 	// Renewal scheduler (renewal.go, docs/renewal.md); zero = default.
 	RenewalTickMs      int64    `hcl:"renewal_tick_ms,optional"`
