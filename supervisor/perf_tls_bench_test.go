@@ -71,7 +71,7 @@ func benchPKI(b *testing.B) *clustertls.Holder {
 func benchCluster(b *testing.B, name string, h *clustertls.Holder) *raftstore.Node {
 	key := []byte("bench cluster key")
 	open := func(i int, bootstrap bool) (*raftstore.Node, string) {
-		addr := freeLoopbackPort(b)
+		addr := freeLoopbackPort()
 		n, err := raftstore.Open(raftstore.Config{NodeID: fmt.Sprintf("%s%d", name, i), DataDir: b.TempDir(), RaftAddr: addr,
 			ClusterKey: key, TLS: h, Bootstrap: bootstrap, Timings: raftstore.LibraryTimings()})
 		if err != nil {
@@ -99,11 +99,3 @@ func benchCluster(b *testing.B, name string, h *clustertls.Holder) *raftstore.No
 	return leader
 }
 
-func freeLoopbackPort(b *testing.B) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
