@@ -3,7 +3,6 @@ package supervisor
 import (
 	"context"
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
@@ -98,4 +97,3 @@ func benchCluster(b *testing.B, name string, h *clustertls.Holder) *raftstore.No
 	}
 	return leader
 }
-
