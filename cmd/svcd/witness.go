@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/shared/clustertls"
 	"github.com/svcd/svcd/shared/reload"
 	"github.com/svcd/svcd/shared/version"
 	"github.com/svcd/svcd/supervisor/cluster"
@@ -63,20 +64,9 @@ func runWitness(ctx context.Context, args []string) error {
 		}
 		defer obsLn.Close()
 	}
-	clusterTLS, err := cfg.OpenClusterTLS()
+	clusterTLS, err := openWitnessTLS(ctx, cfg, log)
 	if err != nil {
 		return err
-	}
-	if clusterTLS != nil {
-		log.Info("raft uses mutual TLS", "certificate", clusterTLS.Describe())
-		// SIGHUP re-reads the CA, certificate and key, as on a full node.
-		reload.From(ctx).Add(reload.Func{N: "cluster_tls", F: func() error {
-			what, err := clusterTLS.Reload()
-			if err == nil {
-				log.Info("cluster TLS reloaded", "certificate", what)
-			}
-			return err
-		}})
 	}
 	node, err := raftstore.Open(raftstore.Config{
 		NodeID: cfg.NodeID, DataDir: cfg.DataDir, RaftAddr: cfg.RaftAddr, RaftAdvertise: cfg.RaftAdvertise,
@@ -107,6 +97,13 @@ func runWitness(ctx context.Context, args []string) error {
 		log.Info("witness monitoring listener", "address", obsLn.Addr().String(), "paths", "/healthz /readyz /metrics")
 	}
 	log.Info("witness running", "node_id", cfg.NodeID, "raft_addr", node.RaftAddr())
+	followLeaders(ctx, node, cfg.NodeID, log)
+	return nil
+}
+
+// followLeaders remembers the last full node that led and hands leadership
+// back to a full node whenever this witness wins an election, until ctx ends.
+func followLeaders(ctx context.Context, node *raftstore.Node, self string, log hclog.Logger) {
 	// followed is the last full node this witness knew as leader: when the
 	// witness wins an election, that node is the one that went away, so the
 	// hand-over goes to the other one.
@@ -117,9 +114,9 @@ func runWitness(ctx context.Context, args []string) error {
 		select {
 		case <-ctx.Done():
 			log.Info("witness stopping")
-			return nil
+			return
 		case <-tick.C:
-			if id, _ := node.Leader(); id != "" && id != cfg.NodeID {
+			if id, _ := node.Leader(); id != "" && id != self {
 				followed = id
 			}
 		case leader := <-node.LeaderChanges():
@@ -128,6 +125,25 @@ func runWitness(ctx context.Context, args []string) error {
 			}
 		}
 	}
+}
+
+// openWitnessTLS loads the cluster's CA, certificate and key when cluster
+// TLS is on (nil when raft runs plain) and has SIGHUP re-read them, as on a
+// full node.
+func openWitnessTLS(ctx context.Context, cfg config.Config, log hclog.Logger) (*clustertls.Holder, error) {
+	clusterTLS, err := cfg.OpenClusterTLS()
+	if err != nil || clusterTLS == nil {
+		return nil, err
+	}
+	log.Info("raft uses mutual TLS", "certificate", clusterTLS.Describe())
+	reload.From(ctx).Add(reload.Func{N: "cluster_tls", F: func() error {
+		what, err := clusterTLS.Reload()
+		if err == nil {
+			log.Info("cluster TLS reloaded", "certificate", what)
+		}
+		return err
+	}})
+	return clusterTLS, nil
 }
 
 // handOver transfers leadership to a full node, retrying while this witness
