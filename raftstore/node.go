@@ -60,6 +60,11 @@ type Node struct {
 	leaderChanges atomic.Uint64
 	stopWatch     func()
 	format        DataFormat // the data dir's FORMAT (format.go)
+	// reads gates the leader's first read of a term on a barrier (reads.go).
+	reads readGate
+	// readThrough is the highest index fsmThrough found the FSM through
+	// although its last command is older (reads.go).
+	readThrough atomic.Uint64
 }
 
 // ErrNotLeader is returned by Apply on a node that is not the leader.

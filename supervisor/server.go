@@ -76,6 +76,10 @@ type Server struct {
 	// leadership hooks (leftover work recovered, scheduler started): until
 	// then /readyz says settling, so nobody reads the crashed run's states.
 	leaderSettled atomic.Bool
+	// caughtUp is true once this node has applied the leader's commit index
+	// as of a moment after it started (consistentread.go): until then
+	// /readyz says catching_up.
+	caughtUp atomic.Bool
 	// convs are the renewal conversation records; tasks the task records.
 	convs *renewal.Store
 	tasks *tasks.Store
@@ -354,6 +358,13 @@ func (s *Server) wrap(rt Route) http.Handler {
 			var done func()
 			w, done = tapErrors(w, rt, s.errTap)
 			defer done()
+		}
+		if rt.readsState() && s.cluster != nil {
+			// Linearizable unless the caller asked for ?stale (consistentread.go).
+			if err := s.readGate(w, r); err != nil {
+				api.WriteError(w, err)
+				return
+			}
 		}
 		if err := rt.Handle(w, r); err != nil {
 			api.WriteError(w, err)
