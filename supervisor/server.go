@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -232,40 +231,6 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 // Node exposes the raft node (tests and in-process tools).
 func (s *Server) Node() *raftstore.Node { return s.node }
-
-// Serve answers on ln until ctx ends, then stops accepting, lets requests in
-// flight finish within the shutdown timeout and shuts raft down.
-func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		ErrorLog:          s.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	s.log.Info("listening", "address", ln.Addr().String(), "data_dir", s.cfg.DataDir, "node_id", s.cfg.NodeID)
-	s.logPanel(ln.Addr())
-
-	var serveErr error
-	select {
-	case <-ctx.Done():
-	case serveErr = <-errc:
-	}
-	s.log.Info("shutting down", "timeout_ms", s.cfg.ShutdownMs)
-	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout())
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		s.log.Warn("requests still in flight at shutdown deadline were cut", "error", err)
-	}
-	if err := s.Close(); err != nil && serveErr == nil {
-		serveErr = err
-	}
-	if errors.Is(serveErr, http.ErrServerClosed) {
-		serveErr = nil
-	}
-	return serveErr
-}
 
 // onClose registers fn to run at Close, before raft shuts down.
 func (s *Server) onClose(fn func() error) { s.closers = append(s.closers, fn) }

@@ -41,6 +41,10 @@ func (c *Cluster) ReadIndex(ctx context.Context) (uint64, error) {
 		return 0, api.Unavailable("no_leader", "this node (%s) knows no leader to confirm a current read with (leader %q); retry shortly, or read with ?stale", c.opts.NodeID, id).
 			WithDetails(map[string]any{"leader_id": id, "retry_after_ms": 500})
 	}
+	// A leader that stops answering (stopped, cut off) ends the wait as
+	// soon as this node no longer sees it lead, as for a forward.
+	ctx, stop := c.untilLeaderMoves(ctx, id, addr)
+	defer stop()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, (&url.URL{Scheme: "http", Host: addr, Path: ReadIndexPath}).String(), nil)
 	if err != nil {
 		return 0, err
