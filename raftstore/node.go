@@ -62,6 +62,8 @@ type Node struct {
 	format        DataFormat // the data dir's FORMAT (format.go)
 	// reads gates the leader's first read of a term on a barrier (reads.go).
 	reads readGate
+	// verifier shares VerifyLeader rounds between concurrent reads.
+	verifier verifier
 	// readThrough is the highest index fsmThrough found the FSM through
 	// although its last command is older (reads.go).
 	readThrough atomic.Uint64

@@ -54,23 +54,17 @@ func (n *Node) ReadIndex(ctx context.Context) (uint64, error) {
 	return idx, nil
 }
 
-// verifyLeader is raft.VerifyLeader bounded by ctx.
-func (n *Node) verifyLeader(ctx context.Context) error {
-	fut := n.raft.VerifyLeader()
-	done := make(chan error, 1)
-	go func() { done <- fut.Error() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
-				return ErrNotLeader
-			}
-			return fmt.Errorf("confirm leadership: %w", err)
+// verifyLeader is raft.VerifyLeader. It is bounded without a watch on the
+// caller's context: raft answers it once a quorum has, or fails it when the
+// leader steps down for want of one (within its lease timeout).
+func (n *Node) verifyLeader(context.Context) error {
+	if err := n.verifier.verify(func() error { return n.raft.VerifyLeader().Error() }); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
+			return ErrNotLeader
 		}
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("confirm leadership: %w", ctx.Err())
+		return fmt.Errorf("confirm leadership: %w", err)
 	}
+	return nil
 }
 
 // termBarrier applies a barrier once per term of leadership; later reads of
@@ -174,3 +168,49 @@ func (n *Node) fsmThrough(index uint64) bool {
 // LastContact is when this node last heard from the leader (zero: never,
 // or this node leads).
 func (n *Node) LastContact() time.Time { return n.raft.LastContact() }
+
+// verifier shares leadership checks between concurrent reads: a read joins
+// the next check to start (never one already under way, which may predate
+// its commit index), so N reads at once cost about two heartbeat rounds,
+// not N.
+type verifier struct {
+	mu      sync.Mutex
+	running bool
+	next    *verifyRound
+}
+
+type verifyRound struct {
+	done chan struct{}
+	err  error
+}
+
+func (v *verifier) verify(check func() error) error {
+	v.mu.Lock()
+	if v.next == nil {
+		v.next = &verifyRound{done: make(chan struct{})}
+	}
+	r := v.next
+	if !v.running {
+		v.running, v.next = true, nil
+		go v.run(r, check)
+	}
+	v.mu.Unlock()
+	<-r.done
+	return r.err
+}
+
+// run checks round after round while reads keep joining.
+func (v *verifier) run(r *verifyRound, check func() error) {
+	for {
+		r.err = check()
+		close(r.done)
+		v.mu.Lock()
+		if v.next == nil {
+			v.running = false
+			v.mu.Unlock()
+			return
+		}
+		r, v.next = v.next, nil
+		v.mu.Unlock()
+	}
+}
