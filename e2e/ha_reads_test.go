@@ -211,11 +211,16 @@ func TestHARestartedNodeAnswersNoStaleState(t *testing.T) {
 	if acked < 1000 {
 		t.Fatalf("only %v writes acknowledged", acked)
 	}
-	// n2 goes down, then the leader too: n2 comes back with the witness
-	// only, so it must win an election and replay its own log before any
-	// answer (the old code answered from its empty FSM meanwhile).
+	// n2 goes down, then the leader and the witness too: n2 comes back
+	// alone, with its log and no one to learn the commit index from (the
+	// old code answered from its empty FSM). Once it has answered 50 reads
+	// the witness comes back: n2 wins with it, replays its log and must
+	// then answer the current state.
 	c.n2.Kill()
 	c.n1.Kill()
+	c.KillWitness()
+	var answered atomic.Int64
+	var witnessOnce sync.Once
 	var (
 		mu     sync.Mutex
 		reads  []stateRead
@@ -235,6 +240,9 @@ func TestHARestartedNodeAnswersNoStaleState(t *testing.T) {
 			mu.Lock()
 			reads = append(reads, r)
 			mu.Unlock()
+			if r.err == nil && answered.Add(1) == 50 {
+				witnessOnce.Do(func() { go c.StartWitness(t) })
+			}
 			if r.err != nil {
 				time.Sleep(2 * time.Millisecond)
 			}
