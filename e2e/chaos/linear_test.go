@@ -138,8 +138,44 @@ func registers(ops []*Op) map[string][]porcupine.Operation {
 			}
 		}
 	}
-	for _, h := range out {
+	for reg, h := range out {
+		h = boundPending(h)
 		sort.Slice(h, func(i, j int) bool { return h[i].Call < h[j].Call })
+		out[reg] = h
+	}
+	return out
+}
+
+// boundPending narrows pending writes without changing which orders are
+// valid, so that the search stays small (thousands of writes, hundreds of
+// them pending, timed out otherwise): a pending write whose value no read
+// saw can always take effect last, after everything, so it is left out; a
+// pending write of a value no other write wrote must take effect before
+// the first read that saw it returned, which becomes its return time.
+func boundPending(h []porcupine.Operation) []porcupine.Operation {
+	writers := map[string]int{}
+	firstSeen := map[string]int64{}
+	for _, o := range h {
+		in := o.Input.(regOp)
+		if in.write {
+			writers[in.value]++
+		} else if t, ok := firstSeen[in.value]; !ok || o.Return < t {
+			firstSeen[in.value] = o.Return
+		}
+	}
+	out := h[:0:0]
+	for _, o := range h {
+		in := o.Input.(regOp)
+		if in.write && o.Return == math.MaxInt64 {
+			seen, ok := firstSeen[in.value]
+			switch {
+			case !ok:
+				continue
+			case writers[in.value] == 1 && seen >= o.Call:
+				o.Return = seen
+			}
+		}
+		out = append(out, o)
 	}
 	return out
 }
