@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -26,8 +27,9 @@ var ErrCatchingUp = errors.New("this node's state is still catching up with the 
 // (and FSM) may still lack entries the old leader committed (raft §8).
 type readGate struct {
 	mu sync.Mutex
-	// term is the term whose barrier has been applied here (0: none).
-	term uint64
+	// term is the term whose barrier has been applied here (0: none); read
+	// without the lock on the fast path.
+	term atomic.Uint64
 }
 
 // ReadIndex returns an index that covers every write acknowledged before
@@ -44,14 +46,35 @@ func (n *Node) ReadIndex(ctx context.Context) (uint64, error) {
 		return 0, err
 	}
 	idx := n.raft.CommitIndex()
-	if err := n.verifyLeader(ctx); err != nil {
-		return 0, err
+	if !n.soleVoter() {
+		if err := n.verifyLeader(ctx); err != nil {
+			return 0, err
+		}
 	}
 	if n.raft.CurrentTerm() != term {
 		// Lost and won again in between: the barrier was another term's.
 		return 0, ErrNotLeader
 	}
 	return idx, nil
+}
+
+// soleVoter reports whether this node is the only voter of its
+// configuration: then no other node can be elected while it leads, and a
+// leadership check has nothing to ask (the daemon's default single node).
+func (n *Node) soleVoter() bool {
+	fut := n.raft.GetConfiguration()
+	if fut.Error() != nil {
+		return false
+	}
+	voters := 0
+	self := false
+	for _, srv := range fut.Configuration().Servers {
+		if srv.Suffrage == raft.Voter {
+			voters++
+			self = self || srv.ID == raft.ServerID(n.cfg.NodeID)
+		}
+	}
+	return voters == 1 && self
 }
 
 // verifyLeader is raft.VerifyLeader. It is bounded without a watch on the
@@ -70,9 +93,12 @@ func (n *Node) verifyLeader(context.Context) error {
 // termBarrier applies a barrier once per term of leadership; later reads of
 // the same term skip it.
 func (n *Node) termBarrier(ctx context.Context, term uint64) error {
+	if n.reads.term.Load() == term {
+		return nil
+	}
 	n.reads.mu.Lock()
 	defer n.reads.mu.Unlock()
-	if n.reads.term == term {
+	if n.reads.term.Load() == term {
 		return nil
 	}
 	timeout := n.cfg.ApplyTimeout
@@ -85,9 +111,12 @@ func (n *Node) termBarrier(ctx context.Context, term uint64) error {
 		}
 		return fmt.Errorf("apply the log before reading: %w", err)
 	}
-	n.reads.term = term
+	n.reads.term.Store(term)
 	return nil
 }
+
+// HasApplied reports whether this node's FSM has applied index (no wait).
+func (n *Node) HasApplied(index uint64) bool { return n.fsmThrough(index) }
 
 // WaitApplied blocks until this node's FSM has applied index, or ctx ends
 // (ErrCatchingUp). Already there, it returns at once without waiting.
@@ -164,6 +193,10 @@ func (n *Node) fsmThrough(index uint64) bool {
 		}
 	}
 }
+
+// CommitIndex is the commit index this node knows (on a standby, the
+// leader's as of its last AppendEntries).
+func (n *Node) CommitIndex() uint64 { return n.raft.CommitIndex() }
 
 // LastContact is when this node last heard from the leader (zero: never,
 // or this node leads).

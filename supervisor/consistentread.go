@@ -68,9 +68,7 @@ func (s *Server) consistentRead(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	wctx, cancel := context.WithTimeout(ctx, readWait)
-	defer cancel()
-	if err := s.node.WaitApplied(wctx, idx); err != nil {
+	if err := s.waitApplied(ctx, idx); err != nil {
 		if errors.Is(err, raftstore.ErrCatchingUp) {
 			applied := s.node.AppliedIndex()
 			return api.Unavailable("catching_up", "this node has applied the state up to index %d of %d; it answers once caught up: retry, or read with ?stale", applied, idx).
@@ -78,8 +76,21 @@ func (s *Server) consistentRead(ctx context.Context) error {
 		}
 		return err
 	}
-	s.caughtUp.Store(true)
+	if !s.caughtUp.Load() {
+		s.caughtUp.Store(true)
+	}
 	return nil
+}
+
+// waitApplied is Node.WaitApplied bounded by readWait; the bound (a timer)
+// is set only when the FSM is not there yet.
+func (s *Server) waitApplied(ctx context.Context, idx uint64) error {
+	if s.node.HasApplied(idx) {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, readWait)
+	defer cancel()
+	return s.node.WaitApplied(wctx, idx)
 }
 
 // stampStale writes the stale read's headers: whether a leader is known,
@@ -96,10 +107,10 @@ func (s *Server) stampStale(w http.ResponseWriter) {
 		}
 	}
 	h.Set(LastContactHeader, strconv.FormatInt(contact, 10))
-	p := s.node.Progress()
+	commit, applied := s.node.CommitIndex(), s.node.AppliedIndex()
 	behind := uint64(0)
-	if p.CommitIndex > p.AppliedIndex {
-		behind = p.CommitIndex - p.AppliedIndex
+	if commit > applied {
+		behind = commit - applied
 	}
 	h.Set(BehindHeader, strconv.FormatUint(behind, 10))
 }
