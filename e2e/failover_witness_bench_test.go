@@ -14,16 +14,38 @@ import (
 )
 
 // BenchmarkPerfP9WitnessLongest (issue 33): failover when the witness holds
-// the longest log. The standby is frozen (SIGSTOP) while a write commits
-// on the leader and the witness, then the leader is SIGKILLed and the
-// standby continued: it alone cannot win (the witness refuses a candidate
-// whose log is behind its own), so the witness must win and hand over.
+// the longest log. The standby is cut off (its raft link, in the network
+// namespace lab) while a write commits on the leader and the witness, then
+// the leader is SIGKILLed and the standby's link healed: it alone cannot
+// win (the witness refuses a candidate whose log is behind its own), so the
+// witness must win and hand over. Without network namespaces the standby
+// is frozen (SIGSTOP) instead, which forces the case less often: its
+// kernel still takes the leader's entries into its socket buffer.
 // Subject: SIGKILL -> first write acknowledged through the survivor in that
 // case; baseline: the same with equal logs (no freeze), alternating in one
 // two-node + witness cluster (10 kills each by default).
 func BenchmarkPerfP9WitnessLongest(b *testing.B) {
-	c := startHAClusterEnv(b, []string{"SVC_LOG_LEVEL=info"})
+	opts := harness.ClusterOptions{Env: []string{"SVC_LOG_LEVEL=info"}}
+	if harness.NetLabUnavailable() == "" {
+		opts.Lab = harness.NewNetLab(b)
+	}
+	hc := harness.StartClusterWith(b, opts)
+	c := &haCluster{Cluster: hc, n1: hc.N1, n2: hc.N2}
 	defer c.Stop()
+	// isolate keeps the standby from receiving the next write; resume
+	// undoes it.
+	isolate := func(d *harness.Daemon) func() {
+		if l := c.Lab; l != nil {
+			i := 1
+			if d == c.n2 {
+				i = 2
+			}
+			l.Cut(b, i)
+			return func() { l.Heal(b, i) }
+		}
+		d.Stop()
+		return func() { _ = syscall.Kill(d.Pid(), syscall.SIGCONT) }
+	}
 	client := &http.Client{Timeout: 2 * time.Second}
 	write := func(d *harness.Daemon) bool {
 		req, _ := http.NewRequest("POST", d.URL+"/v1/system/pause", strings.NewReader(`{"reason":"p9w"}`))
@@ -66,11 +88,12 @@ func BenchmarkPerfP9WitnessLongest(b *testing.B) {
 			return write(survivor)
 		})
 		witnessLongest := i%2 == 1
+		var resume func()
 		if witnessLongest {
-			survivor.Stop()
+			resume = isolate(survivor)
 			if !write(leader) {
-				_ = syscall.Kill(survivor.Pid(), syscall.SIGCONT)
-				b.Fatalf("kill %d: the leader refused a write with the standby frozen", i+1)
+				resume()
+				b.Fatalf("kill %d: the leader refused a write with the standby isolated", i+1)
 			}
 		} else {
 			time.Sleep(200 * time.Millisecond) // heartbeats settle after the write
@@ -78,7 +101,7 @@ func BenchmarkPerfP9WitnessLongest(b *testing.B) {
 		t0 := time.Now()
 		leader.Kill()
 		if witnessLongest {
-			_ = syscall.Kill(survivor.Pid(), syscall.SIGCONT)
+			resume()
 		}
 		for !write(survivor) {
 			if time.Since(t0) > 30*time.Second {
@@ -96,7 +119,11 @@ func BenchmarkPerfP9WitnessLongest(b *testing.B) {
 	sorted := append([]time.Duration(nil), longest...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
-	benchfig.Report(b, benchfig.Figure{ID: "P9witness", Name: "leader SIGKILL -> first write acknowledged when the witness holds the longest log, vs equal logs, one 2-node + witness cluster",
+	how := "standby frozen (no network namespaces)"
+	if c.Lab != nil {
+		how = "standby's raft link cut in the netns lab"
+	}
+	benchfig.Report(b, benchfig.Figure{ID: "P9witness", Note: how, Name: "leader SIGKILL -> first write acknowledged when the witness holds the longest log, vs equal logs, one 2-node + witness cluster",
 		Goal: "max <= 1000 ms", Baseline: benchfig.Summarize("equal logs", equal, 0), Subject: benchfig.Summarize("witness longest", longest, 0),
 		Extra: map[string]float64{"kills": float64(len(longest)), "median_ms": ms(sorted[len(sorted)/2]), "max_ms": ms(sorted[len(sorted)-1]),
 			"witness_won": float64(strings.Count(c.WitnessLogs(), "the witness won an election"))}})
