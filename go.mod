@@ -3,6 +3,7 @@ module github.com/svcd/svcd
 go 1.26.8
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/gorilla/mux v1.8.1
 	github.com/gorilla/websocket v1.5.3

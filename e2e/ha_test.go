@@ -326,8 +326,11 @@ func TestHARecoverLoneSurvivor(t *testing.T) {
 	want := systemVersion(t, n1)
 	n2.Kill() // lost for good
 	n1.Kill()
-	// Restarted alone, n1 has no majority: it stays a standby.
+	// Restarted alone, n1 has no majority: it stays a standby (and never
+	// ready: it cannot catch up without a leader).
+	n1.AliveOnly = true
 	n1.Restart()
+	n1.AliveOnly = false
 	time.Sleep(1500 * time.Millisecond)
 	if r, _ := role(t, n1); r == "leader" {
 		t.Fatal("a lone voter of a two-voter cluster must not elect itself")

@@ -76,6 +76,13 @@ type Node struct {
 	format        DataFormat       // the data dir's FORMAT (format.go)
 	stream        *authStreamLayer // nil with the in-memory transport
 	refused       *refusals
+	// reads gates the leader's first read of a term on a barrier (reads.go).
+	reads readGate
+	// verifier shares VerifyLeader rounds between concurrent reads.
+	verifier verifier
+	// readThrough is the highest index fsmThrough found the FSM through
+	// although its last command is older (reads.go).
+	readThrough atomic.Uint64
 }
 
 // ErrNotLeader is returned by Apply on a node that is not the leader.

@@ -76,12 +76,13 @@ var conventions = map[string]any{
 		"429": "relay rate limit, backoff or open breaker; exec_busy past exec_max_concurrent (retry_after_ms in error.details, Retry-After header)",
 		"500": "internal error (recovered; the listener stays up)",
 		"502": "the browser relay failed upstream",
-		"503": "dependency not available (no browser client, not leader, worker down, too_many_unpaired browser connections)",
+		"503": "dependency not available (no browser client, not leader, worker down, too_many_unpaired browser connections); starting while the daemon starts; catching_up when a read cannot be proved current yet (Retry-After)",
 		"504": "the plugin did not answer in time",
 	},
 	"request_bodies": "JSON objects sent with Content-Type: application/json (charset allowed). Field names are exact and case-sensitive; a field the route does not take is a 422 unknown_field naming it (a typo such as timeout_ms for timeoutMs never passes silently). An empty body counts as {}.",
 	"writes":         "Every method but GET, HEAD and OPTIONS is a write and passes one guard before any route: a present Origin must be this daemon's own or in allowed_origins, Sec-Fetch-Site must not be cross-site or same-site, and a body must be application/json. CORS preflights get allow headers only for allowed_origins.",
 	"state_index":    "Every JSON answer carries X-Svcd-State-Index: the raft index applied on the answering node when it answered. After a write it covers the write, so a later read whose index is at least as high includes it.",
+	"read_modes":     "GET reads of the state are linearizable by default on every node (they reflect every write acknowledged before they began). ?stale or X-Svcd-Consistency: stale answers from this node at once, with X-Svcd-Known-Leader, X-Svcd-Last-Contact (ms) and X-Svcd-Behind (entries) saying how current it is.",
 	"time":           "RFC 3339 UTC",
 }
 

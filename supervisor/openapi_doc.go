@@ -80,6 +80,10 @@ func sharedErrors(rt Route) openapi.Codes {
 			e.Add(openapi.Codes{http.StatusServiceUnavailable: {"no_leader", "leader_unreachable", "not_leader"}})
 		}
 	}
+	if rt.readsState() {
+		// Consistent reads wait for a read index (consistentread.go).
+		e.Add(openapi.Codes{http.StatusServiceUnavailable: {"catching_up", "no_leader", "leader_unreachable", "not_leader"}})
+	}
 	if takesBody(rt) {
 		e.Add(openapi.Codes{http.StatusBadRequest: {"malformed_json", "body_unreadable"}, http.StatusUnprocessableEntity: {"unknown_field", "invalid_field"}})
 	}

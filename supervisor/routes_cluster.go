@@ -54,6 +54,7 @@ func (s *Server) startCluster() {
 			s.leaderSettled.Store(true)
 		}
 	})
+	go s.catchUp(ctx)
 	if len(s.cfg.Join) > 0 && !s.node.IsMember() {
 		go func() {
 			if err := s.cluster.Join(ctx, s.cfg.Join); err != nil && ctx.Err() == nil {
@@ -75,6 +76,10 @@ func (s *Server) clusterRoutes() []Route {
 		http.StatusServiceUnavailable:  {"cluster_change_failed", "not_leader", "store_unavailable"},
 	}
 	return []Route{
+		{Method: http.MethodGet, Path: cluster.ReadIndexPath, Name: "cluster.read_index", Area: "cluster", Scope: ScopeControl, Kind: KindDiagnostic,
+			Response: cluster.ReadIndexAnswer{}, Errors: openapi.Codes{http.StatusServiceUnavailable: {"not_leader", "no_leader"}},
+			Summary: "On the leader: an index covering every write acknowledged before the call (the commit index once it has confirmed it still leads). Standbys ask it before a consistent read; 503 not_leader elsewhere.",
+			Handle:  s.handleReadIndex},
 		{Method: http.MethodGet, Path: "/v1/cluster", Name: "cluster.list", Area: "cluster", Scope: ScopeControl, Kind: KindRead,
 			Response: clusterAnswer{}, Errors: openapi.Codes{http.StatusServiceUnavailable: {"store_unavailable"}},
 			Summary: "Cluster members: node_id, raft_addr, api_addr, kind (node or witness), suffrage, role (leader, standby, witness), last_contact, seen_at; plus this node's role, the leader and the applied index, and cluster_id (created once by the cluster's first leader, the same on every node; snapshots carry it).",

@@ -22,9 +22,9 @@ func (s *Server) discoveryRoutes() []Route {
 		return Route{Method: method, Path: path, Name: name, Area: "discovery", Scope: ScopeDiscovery, Kind: kind, Summary: summary, Handle: h}
 	}
 	readyz := d(http.MethodGet, "/readyz", "readyz", KindDiagnostic,
-		"Readiness: 200 on the active (leader) node once it has recovered the work an earlier run left (503 settling until then), 503 with role and leader hint on a standby (200 there with ?standbyok=true).", s.handleReadyz)
+		"Readiness: 200 on the active (leader) node once it has caught up with the log (503 catching_up until then) and recovered the work an earlier run left (503 settling until then), 503 with role and leader hint on a standby (200 there with ?standbyok=true).", s.handleReadyz)
 	readyz.Response = readyView{}
-	readyz.Errors = openapi.Codes{http.StatusServiceUnavailable: {"settling", "standby"}}
+	readyz.Errors = openapi.Codes{http.StatusServiceUnavailable: {"settling", "standby", "catching_up"}}
 	readyz.Query = []Field{{Name: "standbyok", Type: "boolean", Note: "answer 200 on a standby too"}}
 	healthz := d(http.MethodGet, "/healthz", "healthz", KindDiagnostic, "Minimal liveness probe; body is the text ok.", s.handleHealthz)
 	healthz.Raw = true
@@ -63,6 +63,16 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
 	leader := role.Role == raftstore.RoleLeader
 	settling := leader && !s.leaderSettled.Load()
 	body := readyView{Ready: leader && !settling, Role: role.Role, LeaderID: role.LeaderID, LeaderAddr: role.LeaderAddr, LeaderAPI: v.LeaderAPI, Term: role.Term}
+	if !s.caughtUp.Load() {
+		// Just started: this node's FSM may still lack writes the cluster
+		// acknowledged (consistentread.go catchUp).
+		body.Ready = false
+		api.WriteJSON(w, http.StatusServiceUnavailable, notReady{
+			Error: api.ErrorField{Code: "catching_up", Message: "this node has not yet applied the state the leader had committed when it started; retry shortly"},
+			Data:  body,
+		})
+		return nil
+	}
 	if settling {
 		// Just elected: leftover work of an earlier run is still being
 		// recovered; reads could show it as running.

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -87,6 +86,10 @@ type Server struct {
 	// leadership hooks (leftover work recovered, scheduler started): until
 	// then /readyz says settling, so nobody reads the crashed run's states.
 	leaderSettled atomic.Bool
+	// caughtUp is true once this node has applied the leader's commit index
+	// as of a moment after it started (consistentread.go): until then
+	// /readyz says catching_up.
+	caughtUp atomic.Bool
 	// convs are the renewal conversation records; tasks the task records.
 	convs *renewal.Store
 	tasks *tasks.Store
@@ -249,40 +252,6 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Node exposes the raft node (tests and in-process tools).
 func (s *Server) Node() *raftstore.Node { return s.node }
 
-// Serve answers on ln until ctx ends, then stops accepting, lets requests in
-// flight finish within the shutdown timeout and shuts raft down.
-func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		ErrorLog:          s.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	s.log.Info("listening", "address", ln.Addr().String(), "data_dir", s.cfg.DataDir, "node_id", s.cfg.NodeID)
-	s.logPanel(ln.Addr())
-
-	var serveErr error
-	select {
-	case <-ctx.Done():
-	case serveErr = <-errc:
-	}
-	s.log.Info("shutting down", "timeout_ms", s.cfg.ShutdownMs)
-	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout())
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		s.log.Warn("requests still in flight at shutdown deadline were cut", "error", err)
-	}
-	if err := s.Close(); err != nil && serveErr == nil {
-		serveErr = err
-	}
-	if errors.Is(serveErr, http.ErrServerClosed) {
-		serveErr = nil
-	}
-	return serveErr
-}
-
 // onClose registers fn to run at Close, before raft shuts down.
 func (s *Server) onClose(fn func() error) { s.closers = append(s.closers, fn) }
 
@@ -374,6 +343,13 @@ func (s *Server) wrap(rt Route) http.Handler {
 			var done func()
 			w, done = tapErrors(w, rt, s.errTap)
 			defer done()
+		}
+		if rt.readsState() && s.cluster != nil {
+			// Linearizable unless the caller asked for ?stale (consistentread.go).
+			if err := s.readGate(w, r); err != nil {
+				api.WriteError(w, err)
+				return
+			}
 		}
 		if err := rt.Handle(w, r); err != nil {
 			api.WriteError(w, err)

@@ -42,12 +42,15 @@ func runServe(ctx context.Context, args []string) error {
 	if w := exposureWarning(ln.Addr(), cfg); w != "" {
 		log.Warn(w)
 	}
+	// Answer at once while raft opens and the log replays (503 starting)
+	// rather than leave connections hanging on a bound port (issue 33).
+	starting := supervisor.ServeStarting(ln, log)
 	srv, err := supervisor.New(ctx, cfg, log)
 	if err != nil {
-		ln.Close()
+		starting.Abort()
 		return err
 	}
 	// SIGHUP re-reads the cluster's CA, certificate and key (no-op without TLS).
 	reload.From(ctx).Add(reload.Func{N: "cluster_tls", F: srv.ReloadClusterTLS})
-	return srv.Serve(ctx, ln)
+	return srv.ServeStarted(ctx, starting, ln.Addr())
 }

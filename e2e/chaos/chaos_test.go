@@ -115,7 +115,8 @@ func TestChaos(t *testing.T) {
 	ps := startPlugins(ctx, r)
 	wait := r.startLoad(ctx, cfg.seed, map[string]loader{
 		"mode": modeWriter, "exec": execer, "files": fileWriter, "relay": relayer, "agent": agentTurner,
-	}, map[string]int{"mode": 2, "relay": 2})
+		"reads": stateReader, "convreads": convReader,
+	}, map[string]int{"mode": 2, "relay": 2, "reads": 2})
 	var convWG sync.WaitGroup
 	for i, client := range []string{"chaos-dedup", "chaos-plain"} {
 		convWG.Add(1)
@@ -174,6 +175,8 @@ func TestChaos(t *testing.T) {
 	b, fig := checkWrites(r, ops)
 	broken, figures = append(broken, b...), append(figures, fig...)
 	broken = append(broken, checkFiles(ops)...)
+	b, fig = checkLinearizable(ops)
+	broken, figures = append(broken, b...), append(figures, fig...)
 	// Deliveries in flight when the load stopped finish first.
 	time.Sleep(2 * time.Second)
 	b, fig = checkConversations(r, ps, ops, loadEnd)

@@ -183,6 +183,10 @@ type Daemon struct {
 	logs       *syncBuffer
 	done       chan struct{}
 	exitErr    error
+	// AliveOnly makes starts wait for /healthz only, not /readyz: a node
+	// that cannot catch up (no leader to learn the commit index from) is
+	// never ready (issue 33).
+	AliveOnly bool
 }
 
 // Start runs `svcd serve` and waits until /healthz answers ok. The daemon is
@@ -304,7 +308,7 @@ func (d *Daemon) WaitHealthy(timeout time.Duration) error {
 		if err == nil {
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode == 200 && string(b) == "ok" && d.ready(client) {
+			if resp.StatusCode == 200 && string(b) == "ok" && (d.AliveOnly || d.ready(client)) {
 				return nil
 			}
 		}

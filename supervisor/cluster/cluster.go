@@ -51,6 +51,9 @@ type Cluster struct {
 	client *http.Client
 	// forward carries forwarded calls (forward_tls.go); nil: the default.
 	forward http.RoundTripper
+	// reads asks the leader for read indexes over forward's transport, so
+	// under cluster TLS it takes the raft port's channel like a forward.
+	reads *http.Client
 }
 
 // New returns the cluster side of a node.
@@ -60,6 +63,7 @@ func New(o Options) *Cluster {
 	}
 	c := &Cluster{opts: o, client: &http.Client{Timeout: 15 * time.Second}}
 	c.forward = c.forwardTransport()
+	c.reads = &http.Client{Timeout: 15 * time.Second, Transport: c.forward}
 	if t := c.joinTransport(); t != nil {
 		c.client.Transport = t
 	}
