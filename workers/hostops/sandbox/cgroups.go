@@ -266,6 +266,12 @@ func (c *Cgroup) setLimits(l Limits) error {
 		if !x.set && !x.had {
 			continue // nothing to set, nothing to undo
 		}
+		if !c.tree.has(x.ctl) {
+			// The host gives no such controller to the command cgroups:
+			// the layer is missing (Probe lists it in /v1/runtime, and
+			// required mode refuses to start), the command runs without it.
+			continue
+		}
 		if err := c.pwrite(x.key, x.v); err != nil && x.set {
 			return fmt.Errorf("set %s limit: %w", x.ctl, err)
 		}
@@ -273,6 +279,10 @@ func (c *Cgroup) setLimits(l Limits) error {
 	c.limits, c.set, c.setHosted = l, true, c.hosted
 	return nil
 }
+
+// has: the tree can enforce controller ctl (v2 below the worker dir, or
+// its v1 hierarchy).
+func (t *Tree) has(ctl string) bool { return t.v2Ctl[ctl] || t.v1[ctl] != "" }
 
 // SetLimits sets the command's limits on a cgroup taken with New (or
 // hosting a spawner): one pwrite per limit that changed.

@@ -37,7 +37,7 @@ func (t *Tree) Mode() string {
 func (t *Tree) Controllers() []string {
 	var out []string
 	for _, c := range v1Controllers {
-		if t.v2Ctl[c] || t.v1[c] != "" {
+		if t.has(c) {
 			out = append(out, c)
 		}
 	}
@@ -67,6 +67,10 @@ func parentDirs(h hierarchies, parent string) (v2 string, v1 map[string]string) 
 		if own == "" {
 			own = mnt
 		}
+		if key == "" {
+			// Beside svcd's leaf, not under it: the leaf holds processes.
+			own = delegatedBase(own)
+		}
 		return filepath.Join(own, DetectedParentName)
 	}
 	v1 = map[string]string{}
@@ -84,8 +88,16 @@ func parentDirs(h hierarchies, parent string) (v2 string, v1 map[string]string) 
 // means no cgroup at all.
 func OpenTree(parent string, pid int, cpu bool) (*Tree, []string) {
 	h := findHierarchies()
-	v2p, v1p := parentDirs(h, parent)
 	var problems []string
+	if parent == "" {
+		// The detected parent is made in svcd's own v2 cgroup, which must
+		// hold no process to give it memory: leave it for a leaf first.
+		var problem string
+		if h, problem = enterLeaf(h); problem != "" {
+			problems = append(problems, problem)
+		}
+	}
+	v2p, v1p := parentDirs(h, parent)
 	t := &Tree{v2Ctl: map[string]bool{}, v1: map[string]string{}, v1Home: map[string]int{}}
 	// w<pid>-<start>: the pid names the owner for CleanStale; the suffix
 	// keeps two trees of one process (tests) apart.
@@ -152,14 +164,21 @@ func makeDir(parent, name string) error {
 // give v2 the controller (hybrid hosts) or the parent is not delegated.
 func enableV2(parent, worker, c string) bool {
 	// The parent's own parent (a delegated service cgroup whose processes
-	// live in a leaf, systemd's DelegateSubgroup) may have to hand the
-	// controller down first; where it cannot, the check below says so.
-	_ = os.WriteFile(filepath.Join(filepath.Dir(parent), "cgroup.subtree_control"), []byte("+"+c), 0)
+	// live in a leaf: enterLeaf, or systemd's DelegateSubgroup) may have to
+	// hand the controller down first; where it cannot, the check below says
+	// so. Never into a cgroup that holds processes (canDistribute): pids or
+	// cpu would make it threaded and break every cgroup below it.
+	if up := filepath.Dir(parent); canDistribute(up) {
+		_ = os.WriteFile(filepath.Join(up, "cgroup.subtree_control"), []byte("+"+c), 0)
+	}
 	avail, err := os.ReadFile(filepath.Join(parent, "cgroup.controllers"))
 	if err != nil || !hasWord(string(avail), c) {
 		return false
 	}
 	for _, d := range []string{parent, worker} {
+		if !canDistribute(d) {
+			return false
+		}
 		if err := os.WriteFile(filepath.Join(d, "cgroup.subtree_control"), []byte("+"+c), 0); err != nil {
 			return false
 		}
