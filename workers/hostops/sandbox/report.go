@@ -104,7 +104,11 @@ func Probe(c Config) Report {
 			set  bool
 		}{{"memory", c.Limits.MemoryBytes > 0 || c.MaxLimits.MemoryBytes > 0 || c.Mode == ModeRequired}, {"pids", c.Limits.Pids > 0 || c.MaxLimits.Pids > 0 || c.Mode == ModeRequired}, {"cpu", c.Limits.CPU > 0}} {
 			if l.set && !contains(r.Cgroup.Controllers, l.name) {
-				r.Missing = append(r.Missing, fmt.Sprintf("limits: no %s controller for the command cgroups (enable it for svcd's delegated cgroup)", l.name))
+				why := "enable it for svcd's delegated cgroup"
+				if len(problems) > 0 {
+					why = strings.Join(problems, "; ")
+				}
+				r.Missing = append(r.Missing, fmt.Sprintf("limits: no %s controller for the command cgroups (%s)", l.name, why))
 			}
 		}
 	} else {
