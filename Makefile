@@ -67,3 +67,15 @@ chaos:
 	CHAOS=1 CHAOS_DURATION=$(CHAOS_DURATION) CHAOS_SEED=$(CHAOS_SEED) CHAOS_SUMMARY=$$summary \
 		$(GO) test -count=1 -v -timeout 90m -run '^TestChaos$$' ./e2e/chaos/; rc=$$?; \
 	if test -s $$summary; then cat $$summary; else echo "the chaos run ended before its checkers"; fi; rm -f $$summary; exit $$rc
+
+# Issue 31: the shipped unit on a Debian 12 guest in QEMU (TCG), checked
+# from inside by e2e/vm/guestcheck (scripts/vm/run: root; the guest image is
+# built from Debian's packages and cached in /var/cache/svcd-vm), and the
+# unit tests of shared/, raftstore/ and workers/hostops/ built for arm64 and
+# run under qemu-user (scripts/test-arm64).
+.PHONY: test-vm test-arm64
+test-vm:
+	./scripts/vm/run
+
+test-arm64:
+	./scripts/test-arm64

@@ -1,21 +1,20 @@
+// A command's cgroup: the Tree and Cgroup types, making one, its control
+// files, its limits and its counters. Detection is in cgroups_detect.go,
+// the v1 and v2 specifics in cgroups_v1.go and cgroups_v2.go, reuse and
+// clean-up in cgroups_recycle.go.
+
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
-
-// DetectedParentName is the child cgroup svcd creates under its own cgroup
-// in each hierarchy when exec_cgroup_parent is not set.
-const DetectedParentName = "svcd-exec"
 
 // Tree is one hostops worker's cgroups: under the parent, a directory
 // w<worker pid> per hierarchy, and in it one cgroup c<n> per command.
@@ -73,165 +72,6 @@ type Cgroup struct {
 	killed bool
 }
 
-// Mode describes how commands are contained: "v2", "v2+v1" (hybrid: v2
-// membership, v1 limits), "v1", or "" (none).
-func (t *Tree) Mode() string {
-	switch {
-	case t == nil:
-		return ""
-	case t.v2 != "" && len(t.v1) > 0:
-		return "v2+v1"
-	case t.v2 != "":
-		return "v2"
-	case len(t.v1) > 0:
-		return "v1"
-	}
-	return ""
-}
-
-// Controllers lists the limits this tree can enforce: memory, pids, cpu.
-func (t *Tree) Controllers() []string {
-	var out []string
-	for _, c := range v1Controllers {
-		if t.v2Ctl[c] || t.v1[c] != "" {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// Dir is the worker directory in the hierarchy that carries membership.
-func (t *Tree) Dir() string {
-	if t.v2 != "" {
-		return t.v2
-	}
-	return t.v1["pids"]
-}
-
-// parentDirs resolves exec_cgroup_parent in each hierarchy. parent is a
-// cgroup path ("/svcd-exec") relative to each hierarchy's root; empty is
-// DetectedParentName under this process's own cgroup.
-func parentDirs(h hierarchies, parent string) (v2 string, v1 map[string]string) {
-	at := func(key, mnt string) string {
-		if mnt == "" {
-			return ""
-		}
-		if parent != "" {
-			return filepath.Join(mnt, filepath.Clean("/"+parent))
-		}
-		own := h.own[key]
-		if own == "" {
-			own = mnt
-		}
-		return filepath.Join(own, DetectedParentName)
-	}
-	v1 = map[string]string{}
-	for _, c := range v1Controllers {
-		if d := at(c, h.v1[c]); d != "" {
-			v1[c] = d
-		}
-	}
-	return at("", h.v2), v1
-}
-
-// OpenTree creates the worker's directories under parent (see parentDirs)
-// for worker pid, first removing stale ones of workers that are gone. What
-// cannot be used is left out and named in the returned problems; a nil Tree
-// means no cgroup at all.
-func OpenTree(parent string, pid int, cpu bool) (*Tree, []string) {
-	h := findHierarchies()
-	v2p, v1p := parentDirs(h, parent)
-	var problems []string
-	t := &Tree{v2Ctl: map[string]bool{}, v1: map[string]string{}, v1Home: map[string]int{}}
-	// w<pid>-<start>: the pid names the owner for CleanStale; the suffix
-	// keeps two trees of one process (tests) apart.
-	name := OwnerName(pid)
-	if v2p != "" {
-		// Stale directories go in the background: killed processes may take
-		// a while to exit, and a restarting worker must serve at once.
-		go CleanStale(v2p)
-		if err := makeDir(v2p, name); err != nil {
-			problems = append(problems, fmt.Sprintf("cgroup v2 parent %s: %v", v2p, err))
-		} else {
-			t.v2 = filepath.Join(v2p, name)
-			if _, err := os.Stat(filepath.Join(t.v2, "cgroup.kill")); err != nil {
-				problems = append(problems, "cgroup v2 has no cgroup.kill (Linux 5.14+); kills read the process list")
-			}
-			for _, c := range v1Controllers {
-				t.v2Ctl[c] = enableV2(v2p, t.v2, c)
-			}
-		}
-	} else {
-		problems = append(problems, "no cgroup v2 (unified) hierarchy is mounted")
-	}
-	for _, c := range v1Controllers {
-		if t.v2Ctl[c] || v1p[c] == "" || h.own[c] == "" || (c == "cpu" && !cpu) {
-			continue
-		}
-		go CleanStale(v1p[c])
-		if err := makeDir(v1p[c], name); err != nil {
-			problems = append(problems, fmt.Sprintf("cgroup v1 %s parent %s: %v", c, v1p[c], err))
-			continue
-		}
-		home, err := unix.Open(filepath.Join(h.own[c], "tasks"), unix.O_WRONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("cgroup v1 %s: %v", c, err))
-			continue
-		}
-		t.v1[c] = filepath.Join(v1p[c], name)
-		t.v1Home[c] = home
-	}
-	if t.v2 == "" && t.v1["pids"] == "" {
-		return nil, problems
-	}
-	t.pool = make(chan *Cgroup, 4)
-	return t, problems
-}
-
-// makeDir creates parent (and its parents) and parent/name.
-func makeDir(parent, name string) error {
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return err
-	}
-	if _, err := os.Stat(filepath.Join(parent, "cgroup.procs")); err != nil {
-		return fmt.Errorf("not a cgroup: %w", err)
-	}
-	err := os.Mkdir(filepath.Join(parent, name), 0o755)
-	if errors.Is(err, os.ErrExist) {
-		return nil
-	}
-	return err
-}
-
-// enableV2 turns controller c on from parent's subtree down to the worker
-// dir's, so command cgroups get its files. False where the host does not
-// give v2 the controller (hybrid hosts) or the parent is not delegated.
-func enableV2(parent, worker, c string) bool {
-	// The parent's own parent (a delegated service cgroup whose processes
-	// live in a leaf, systemd's DelegateSubgroup) may have to hand the
-	// controller down first; where it cannot, the check below says so.
-	_ = os.WriteFile(filepath.Join(filepath.Dir(parent), "cgroup.subtree_control"), []byte("+"+c), 0)
-	avail, err := os.ReadFile(filepath.Join(parent, "cgroup.controllers"))
-	if err != nil || !hasWord(string(avail), c) {
-		return false
-	}
-	for _, d := range []string{parent, worker} {
-		if err := os.WriteFile(filepath.Join(d, "cgroup.subtree_control"), []byte("+"+c), 0); err != nil {
-			return false
-		}
-	}
-	return true
-}
-
-func hasWord(s, w string) bool {
-	for _, f := range strings.Fields(s) {
-		if f == w {
-			return true
-		}
-	}
-	return false
-}
-
 // Prepare makes one command cgroup ahead of need (mkdir is most of a
 // cgroup's cost); New takes prepared ones first.
 func (t *Tree) Prepare() {
@@ -270,87 +110,6 @@ func (t *Tree) New(l Limits) (*Cgroup, error) {
 		return nil, err
 	}
 	return c, nil
-}
-
-// Recycle takes a command's cgroup back once its processes are gone: into
-// the pool when it can be reused as good as new (the pool has room, the
-// peak can be reset, little memory is still charged to it), else removed.
-// Reuse saves the mkdir and rmdir of a cgroup in each hierarchy, ≈0.3 ms of
-// CPU per command on a hybrid host.
-func (t *Tree) Recycle(c *Cgroup, wait time.Duration) {
-	if len(t.pool) < cap(t.pool) && c.renew(wait) {
-		select {
-		case t.pool <- c:
-			return
-		default:
-		}
-	}
-	_ = c.Remove(wait)
-	t.Prepare()
-}
-
-// Refresh readies a hosted cgroup (Host) for its thread's next command in
-// place, the thread staying in it: once the command's processes are gone,
-// the peak is reset and the counters so far become the base. False when it
-// cannot be reused (Unhost, then Recycle).
-func (t *Tree) Refresh(c *Cgroup, wait time.Duration) bool {
-	return c.hosted && c.renew(wait)
-}
-
-// renew readies c for another command once its processes are gone: never
-// a cgroup that was killed (kill_seq), and only when its peak can be reset;
-// the counters so far become the base of the next command's Stats.
-func (c *Cgroup) renew(wait time.Duration) bool {
-	if !c.waitEmpty(wait) || c.killed || !c.resettable() {
-		return false
-	}
-	c.base = c.counters()
-	c.reused = true
-	return true
-}
-
-// reuseMaxCharge is the memory (page cache of files the command left
-// elsewhere) a cgroup may still be charged with to be reused: it counts
-// against the next command's limit and peak.
-const reuseMaxCharge = 1 << 20
-
-// waitEmpty kills what is left and waits for every process of the cgroup
-// to be gone (reaped, so the pids counter is back to 0).
-func (c *Cgroup) waitEmpty(wait time.Duration) bool {
-	deadline := time.Now().Add(wait)
-	tasks := "0"
-	if c.hosted && !c.tree.v2Ctl["pids"] {
-		tasks = "1" // the hosted spawner thread, in the v1 pids cgroup
-	}
-	for delay := 50 * time.Microsecond; ; delay *= 2 {
-		procs, okP := c.pread(fProcs)
-		pids, okC := c.pread(fPidsCur)
-		if (!okP || strings.TrimSpace(procs) == "") && (!okC || strings.TrimSpace(pids) == tasks) && (okP || okC) {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		c.Kill()
-		if delay > 20*time.Millisecond {
-			delay = 20 * time.Millisecond
-		}
-		time.Sleep(delay)
-	}
-}
-
-// resettable: the peak can be reset and little memory is left charged.
-func (c *Cgroup) resettable() bool {
-	if _, ok := c.files[fPeak]; ok && c.pwrite(fPeak, "0") != nil {
-		return false
-	}
-	if b, ok := c.pread(fMemCur); ok {
-		n, err := strconv.ParseInt(strings.TrimSpace(b), 10, 64)
-		if err != nil || n > reuseMaxCharge {
-			return false
-		}
-	}
-	return true
 }
 
 func (t *Tree) create() (*Cgroup, error) {
@@ -507,6 +266,12 @@ func (c *Cgroup) setLimits(l Limits) error {
 		if !x.set && !x.had {
 			continue // nothing to set, nothing to undo
 		}
+		if !c.tree.has(x.ctl) {
+			// The host gives no such controller to the command cgroups:
+			// the layer is missing (Probe lists it in /v1/runtime, and
+			// required mode refuses to start), the command runs without it.
+			continue
+		}
 		if err := c.pwrite(x.key, x.v); err != nil && x.set {
 			return fmt.Errorf("set %s limit: %w", x.ctl, err)
 		}
@@ -514,6 +279,10 @@ func (c *Cgroup) setLimits(l Limits) error {
 	c.limits, c.set, c.setHosted = l, true, c.hosted
 	return nil
 }
+
+// has: the tree can enforce controller ctl (v2 below the worker dir, or
+// its v1 hierarchy).
+func (t *Tree) has(ctl string) bool { return t.v2Ctl[ctl] || t.v1[ctl] != "" }
 
 // SetLimits sets the command's limits on a cgroup taken with New (or
 // hosting a spawner): one pwrite per limit that changed.
@@ -529,147 +298,6 @@ func writeFile(path, v string) error {
 		err = cerr
 	}
 	return err
-}
-
-// FD is the v2 directory for SysProcAttr.CgroupFD, -1 without v2.
-func (c *Cgroup) FD() int { return c.fd }
-
-// Path is the directory that carries membership (what Kill acts on).
-func (c *Cgroup) Path() string {
-	if c.v2 != "" {
-		return c.v2
-	}
-	return c.v1["pids"]
-}
-
-// Enter moves the calling thread (the spawner's locked thread) into the
-// command's v1 cgroups, so the child it forks next is born there; Leave
-// moves it back. No-ops without v1 limits.
-func (c *Cgroup) Enter() error {
-	tid := []byte(strconv.Itoa(unix.Gettid()))
-	for ctl, fd := range c.tasks {
-		if _, err := unix.Write(fd, tid); err != nil {
-			c.Leave()
-			return fmt.Errorf("join v1 %s cgroup: %w", ctl, err)
-		}
-	}
-	return nil
-}
-
-// Leave: see Enter.
-func (c *Cgroup) Leave() {
-	tid := []byte(strconv.Itoa(unix.Gettid()))
-	for ctl := range c.tasks {
-		_, _ = unix.Write(c.tree.v1Home[ctl], tid)
-	}
-}
-
-// CanHost: a spawner thread may live in this cgroup between commands. Only
-// where v2 carries membership and kill: v1 lists a thread's whole process
-// (the worker) in cgroup.procs, which a v1 kill would read; v2 never sees
-// the thread, which moves in the v1 hierarchies only.
-func (c *Cgroup) CanHost() bool { return c.v2 != "" && len(c.tasks) > 0 }
-
-// Host moves the calling thread (a spawner's) into the v1 cgroups for good,
-// ahead of the command it will fork, and counts it in the pids limit. Off
-// the command's path: the fork then needs no Enter/Leave. Memory the
-// worker touches is not charged here: v1 memcg charges pages to the mm
-// owner (the worker's main thread), and the forked child is its own mm's
-// owner. The OOM killer walks processes (thread-group leaders), never this
-// thread.
-func (c *Cgroup) Host() error {
-	if !c.CanHost() {
-		return errors.New("cgroup cannot host a thread")
-	}
-	if err := c.Enter(); err != nil {
-		return err
-	}
-	c.hosted = true
-	if err := c.setLimits(c.limits); err != nil {
-		c.Unhost()
-		return err
-	}
-	return nil
-}
-
-// Unhost moves the calling (hosted) thread back to the worker's own v1
-// cgroups; call on that thread, before Recycle or Remove (a v1 cgroup with
-// a task cannot be removed, and its pids counter would not reach 0). The
-// pids limit is written back by the next SetLimits.
-func (c *Cgroup) Unhost() {
-	if c.hosted {
-		c.Leave()
-		c.hosted = false
-	}
-}
-
-// Hosted: a spawner thread lives in the cgroup (Host).
-func (c *Cgroup) Hosted() bool { return c.hosted }
-
-// Kill ends every process in the cgroup.
-func (c *Cgroup) Kill() {
-	c.killed = true
-	if c.pwrite(fKill, "1") != nil {
-		KillCgroup(c.Path())
-	}
-}
-
-// KillLeft kills what is left in the cgroup: nothing to do, and the cgroup
-// stays reusable, when its v2 process list is empty (nothing in it can
-// fork any more once it is empty).
-func (c *Cgroup) KillLeft() {
-	if procs, ok := c.pread(fProcs); ok && strings.TrimSpace(procs) == "" {
-		return
-	}
-	c.Kill()
-}
-
-// MarkKilled records a kill written by path (Started.Kill: timeout, cancel,
-// shutdown): the cgroup will not be reused.
-func (c *Cgroup) MarkKilled() { c.killed = true }
-
-// KillCgroup ends every process in cgroup dir (and its descendants, on v2):
-// cgroup.kill where the kernel has it, otherwise SIGKILL to each listed
-// process until the list stays empty (a fork may race one read).
-func KillCgroup(dir string) {
-	if dir == "" || !strings.HasPrefix(dir, "/sys/fs/cgroup/") {
-		return
-	}
-	if err := writeFile(filepath.Join(dir, "cgroup.kill"), "1"); err == nil {
-		return
-	}
-	self := os.Getpid()
-	for i := 0; i < 100; i++ {
-		pids := procs(dir)
-		if len(pids) == 0 || len(pids) == 1 && pids[0] == self {
-			return
-		}
-		for _, p := range pids {
-			// Never the worker: a v1 cgroup lists the process of a thread
-			// it holds (a hosted spawner, see Host).
-			if p != self {
-				_ = unix.Kill(p, unix.SIGKILL)
-			}
-		}
-	}
-}
-
-// procs lists the processes of dir and of its child cgroups.
-func procs(dir string) []int {
-	var out []int
-	b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-	for _, f := range strings.Fields(string(b)) {
-		if n, err := strconv.Atoi(f); err == nil {
-			out = append(out, n)
-		}
-	}
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if e.IsDir() {
-			out = append(out, procs(filepath.Join(dir, e.Name()))...)
-		}
-	}
-	return out
 }
 
 // Stats are what the kernel counted for a command.
@@ -728,181 +356,4 @@ func (c *Cgroup) keyed(f, key string) (int64, bool) {
 		}
 	}
 	return 0, false
-}
-
-// Remove kills what is left and deletes the cgroup, waiting up to wait for
-// the killed processes to be gone (rmdir of a populated cgroup fails).
-func (c *Cgroup) Remove(wait time.Duration) error {
-	if c.fd >= 0 {
-		unix.Close(c.fd)
-		c.fd = -1
-	}
-	for ctl, fd := range c.tasks {
-		unix.Close(fd)
-		delete(c.tasks, ctl)
-	}
-	for k, fd := range c.files {
-		unix.Close(fd)
-		delete(c.files, k)
-	}
-	var err error
-	if c.v2 != "" {
-		err = removeDir(c.v2, wait)
-	}
-	for _, d := range c.v1 {
-		if e := removeDir(d, wait); err == nil {
-			err = e
-		}
-	}
-	return err
-}
-
-// removeDir rmdirs a cgroup, killing and retrying while it is busy.
-func removeDir(dir string, wait time.Duration) error {
-	deadline := time.Now().Add(wait)
-	for delay := 50 * time.Microsecond; ; delay *= 2 {
-		err := unix.Rmdir(dir)
-		if err == nil || errors.Is(err, unix.ENOENT) {
-			return nil
-		}
-		if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
-			return fmt.Errorf("remove cgroup %s: %w", dir, err)
-		}
-		KillCgroup(dir)
-		if delay > 20*time.Millisecond {
-			delay = 20 * time.Millisecond
-		}
-		time.Sleep(delay)
-	}
-}
-
-// Close removes the pool and the worker's directories (commands are gone).
-func (t *Tree) Close() {
-	if t == nil {
-		return
-	}
-	for {
-		select {
-		case c := <-t.pool:
-			c.Remove(time.Second)
-			continue
-		default:
-		}
-		break
-	}
-	if t.v2 != "" {
-		removeTree(t.v2)
-	}
-	for _, d := range t.v1 {
-		removeTree(d)
-	}
-	for _, fd := range t.v1Home {
-		unix.Close(fd)
-	}
-}
-
-// removeTree kills and removes dir's child cgroups, then dir.
-func removeTree(dir string) {
-	KillCgroup(dir)
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if e.IsDir() {
-			removeTree(filepath.Join(dir, e.Name()))
-		}
-	}
-	_ = removeDir(dir, 2*time.Second)
-}
-
-// CleanStale removes the w<pid>-<stamp> directories under parent whose
-// owner is gone (a daemon killed with its worker), killing what is left in
-// them. A live owner's directory, this process's or another daemon's (or
-// test's), is left alone: the owner lives when its pid runs a process that
-// started before the directory was made (a reused pid started after).
-func CleanStale(parent string) (removed int) {
-	ents, err := os.ReadDir(parent)
-	if err != nil {
-		return 0
-	}
-	for _, e := range ents {
-		owner, stamp, _ := strings.Cut(strings.TrimPrefix(e.Name(), "w"), "-")
-		pid, err := strconv.Atoi(owner)
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), "w") || err != nil || ownerAlive(pid, stamp) {
-			continue
-		}
-		removeTree(filepath.Join(parent, e.Name()))
-		removed++
-	}
-	return removed
-}
-
-// ownerAlive: pid runs, and started no later than stamp (base-36 unix
-// nanoseconds of the directory's creation) plus a second of clock-tick
-// slack.
-func ownerAlive(pid int, stamp string) bool {
-	if pid == os.Getpid() {
-		return true
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	made, err := strconv.ParseInt(stamp, 36, 64)
-	if err != nil {
-		return true // not ours to judge
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return true
-	}
-	if f[0] == "Z" || f[0] == "X" {
-		return false // exited, not yet reaped (its parent may be frozen or gone)
-	}
-	ticks, err := strconv.ParseInt(f[19], 10, 64) // field 22: starttime
-	boot := bootTime()
-	if err != nil || boot == 0 {
-		return true
-	}
-	started := boot + ticks*int64(time.Second)/100 // USER_HZ is 100 on Linux
-	return started <= made+int64(time.Second)
-}
-
-// bootTime is the boot time in unix nanoseconds (/proc/stat btime), 0 when
-// unknown.
-func bootTime() int64 {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "btime "); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			return n * int64(time.Second)
-		}
-	}
-	return 0
-}
-
-// CgroupWritePaths are what the hostops worker writes in the cgroup file
-// systems: the parent directories (worker and command cgroups are made
-// below them) and, for v1, the tasks files of its own cgroups (the spawner
-// thread returns there after each fork). For the worker's own Landlock
-// domain.
-func CgroupWritePaths(parent string) (dirs, files []string) {
-	h := findHierarchies()
-	v2, v1 := parentDirs(h, parent)
-	if v2 != "" {
-		dirs = append(dirs, v2)
-	}
-	for c, d := range v1 {
-		dirs = append(dirs, d)
-		if own := h.own[c]; own != "" {
-			files = append(files, filepath.Join(own, "tasks"))
-		}
-	}
-	for _, d := range dirs {
-		_ = os.MkdirAll(d, 0o755) // a rule needs the directory to exist
-	}
-	return dirs, files
 }

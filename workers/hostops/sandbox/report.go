@@ -96,12 +96,19 @@ func Probe(c Config) Report {
 	if tree != nil {
 		r.Cgroup = CgroupReport{Mode: tree.Mode(), Parent: parentOf(tree.Dir()), Controllers: tree.Controllers()}
 		tree.Close()
+		// A limit without its controller is skipped per command (the
+		// command runs); required mode wants memory and pids whatever is
+		// configured, as a request may set them.
 		for _, l := range []struct {
 			name string
 			set  bool
-		}{{"memory", c.Limits.MemoryBytes > 0 || c.MaxLimits.MemoryBytes > 0}, {"pids", c.Limits.Pids > 0 || c.MaxLimits.Pids > 0}, {"cpu", c.Limits.CPU > 0}} {
+		}{{"memory", c.Limits.MemoryBytes > 0 || c.MaxLimits.MemoryBytes > 0 || c.Mode == ModeRequired}, {"pids", c.Limits.Pids > 0 || c.MaxLimits.Pids > 0 || c.Mode == ModeRequired}, {"cpu", c.Limits.CPU > 0}} {
 			if l.set && !contains(r.Cgroup.Controllers, l.name) {
-				r.Missing = append(r.Missing, fmt.Sprintf("limits: no %s controller for the command cgroups (enable it for svcd's delegated cgroup)", l.name))
+				why := "enable it for svcd's delegated cgroup"
+				if len(problems) > 0 {
+					why = strings.Join(problems, "; ")
+				}
+				r.Missing = append(r.Missing, fmt.Sprintf("limits: no %s controller for the command cgroups (%s)", l.name, why))
 			}
 		}
 	} else {
