@@ -228,6 +228,7 @@ func TestHARestartedNodeAnswersNoStaleState(t *testing.T) {
 		polled sync.WaitGroup
 	)
 	polled.Add(1)
+	n2URL := c.n2.URL // Restart rewrites the field; the address stays
 	go func() {
 		defer polled.Done()
 		for {
@@ -236,7 +237,7 @@ func TestHARestartedNodeAnswersNoStaleState(t *testing.T) {
 				return
 			default:
 			}
-			r := getStateAt(client, c.n2.URL, "/v1/system/state")
+			r := getStateAt(client, n2URL, "/v1/system/state")
 			mu.Lock()
 			reads = append(reads, r)
 			mu.Unlock()

@@ -277,7 +277,7 @@ func TestWitnessHelpListsWitnessFlags(t *testing.T) {
 		}
 	}
 	for _, not := range []string{"-listen", "-exec-rlimits", "-hostops-allowed-roots", "-daemon-url"} {
-		if strings.Contains(out, not+" ") {
+		if strings.Contains(out, "  "+not+" ") {
 			t.Errorf("svcd witness -h lists serve's %s:\n%s", not, out)
 		}
 	}

@@ -148,7 +148,10 @@ func FreePortOn(t testing.TB, host string) string {
 // Options configure one daemon.
 type Options struct {
 	DataDir string // default: a new t.TempDir()
-	Token   string // default: a fixed test token passed as SVC_SHARED_TOKEN
+	// AliveOnly starts the daemon with Daemon.AliveOnly set: Start waits
+	// for /healthz, not /readyz (a node that can never catch up).
+	AliveOnly bool
+	Token     string // default: a fixed test token passed as SVC_SHARED_TOKEN
 	// GeneratedToken starts the daemon with no configured token, so it
 	// generates one into the data dir; Daemon.Token is read from that file.
 	GeneratedToken bool
@@ -199,7 +202,7 @@ func Start(t testing.TB, opts Options) *Daemon {
 	if opts.Token == "" && !opts.GeneratedToken {
 		opts.Token = "test-token-0123456789abcdef"
 	}
-	d := &Daemon{t: t, opts: opts, Token: opts.Token, DataDir: opts.DataDir, logs: &syncBuffer{}}
+	d := &Daemon{t: t, opts: opts, Token: opts.Token, DataDir: opts.DataDir, logs: &syncBuffer{}, AliveOnly: opts.AliveOnly}
 	d.start()
 	t.Cleanup(func() { d.Kill() })
 	return d
