@@ -173,6 +173,10 @@ type Options struct {
 	// post state-changing routes without the token); a test's own
 	// SVC_REQUIRE_TOKEN in Env comes later and wins either way.
 	DefaultTokenLevel bool
+	// TTY, when set, is the daemon's controlling terminal and stdin, as
+	// when it is started from a shell (`svcd serve &`, tmux): the daemon
+	// leads a session on it.
+	TTY *os.File
 }
 
 // Daemon is one running `svcd serve`.
@@ -273,6 +277,10 @@ func (d *Daemon) launch() error {
 	cmd.Stdout = d.logs
 	cmd.Stderr = d.logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if d.opts.TTY != nil {
+		cmd.Stdin = d.opts.TTY
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start svcd: %v", err)
 	}

@@ -31,7 +31,8 @@ func (l *Local) runAs() (uid, gid int) {
 // Shell is the interpreter of every command.
 const Shell = "/bin/sh"
 
-// Exec runs one command in its own process group with stdin on /dev/null.
+// Exec runs one command in its own session and process group, with no
+// controlling terminal and stdin on /dev/null.
 //
 // The process group is what makes kills complete: on timeout, cancel (the
 // HTTP client went away) or the shell's exit, SIGKILL goes to -pgid, so a
@@ -319,7 +320,11 @@ func (l *Local) command(prog program, dir string, box boxed) *exec.Cmd {
 	}
 	cmd.Dir = dir
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// A session of its own (and so a process group of its own, whose id is
+	// the pid, as the group kills expect): no controlling terminal, so
+	// /dev/tty does not open and TIOCSTI cannot type into the terminal a
+	// daemon was started from (issue 32).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	if box.cg != nil && box.cg.FD() >= 0 {
 		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, box.cg.FD()
 	}
