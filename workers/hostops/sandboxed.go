@@ -146,6 +146,10 @@ func (s *cmdSandbox) newSlot() (*slot, error) {
 	sl.sp = pluginkit.NewSpawner()
 	abi := s.abi
 	err := sl.sp.Do(context.Background(), func() error {
+		// Every command this thread forks execs with no capability.
+		if err := sandbox.DropThreadCapabilities(); err != nil {
+			return err
+		}
 		if abi == 0 {
 			return sandbox.SetNoNewPrivs()
 		}
