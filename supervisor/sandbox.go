@@ -24,6 +24,7 @@ func (s *Server) sandboxConfig() (sandbox.Config, error) {
 	c.ScratchRoot = filepath.Join(data, "exec-scratch")
 	c.WriteRoots = sandbox.WriteRootsFor(s.cfg.ExecWriteRoots, s.cfg.HostopsRoots, c.ScratchRoot)
 	c.ReadRoots = s.cfg.ExecReadRoots
+	c.DaemonPorts = daemonPorts(s.cfg.Listen, s.cfg.RaftAddr, s.cfg.AgentdListen)
 	c.User, c.Group = s.cfg.ExecUser, s.cfg.ExecGroup
 	if c.UID, c.GID, err = sandbox.ResolveIdentity(s.cfg.ExecUser, s.cfg.ExecGroup); err != nil {
 		return c, err

@@ -37,7 +37,11 @@ type cmdSandbox struct {
 	tree     *sandbox.Tree
 	abi      int // Landlock ABI applied to spawner threads, 0: none
 	problems []string
-	cleanup  sync.WaitGroup
+	// connect keeps commands from the daemon's own TCP ports (Landlock ABI
+	// 4+), a ruleset built once per worker and stacked on each spawner;
+	// nil: not applied (exec_network none, or no ABI 4).
+	connect *sandbox.ConnectRuleset
+	cleanup sync.WaitGroup
 
 	owner   string // OwnerName of this worker's scratch directories
 	scratch bool   // the scratch root exists: spawners get directories in it
@@ -89,6 +93,13 @@ func setupSandbox(ctx context.Context, cfg sandbox.Config, do func(context.Conte
 	s.abi = sandbox.LandlockABI()
 	if s.abi == 0 {
 		s.problems = append(s.problems, "landlock: the kernel has none")
+	}
+	if s.abi >= 4 && cfg.Network != sandbox.NetworkNone && len(cfg.DaemonPorts) > 0 {
+		c, err := sandbox.NewConnectRuleset(s.abi, cfg.DaemonPorts)
+		if err != nil {
+			s.problems = append(s.problems, "connect: "+err.Error())
+		}
+		s.connect = c
 	}
 	// The first spawner now: it proves the ruleset applies (required mode
 	// refuses to start otherwise), and the first command finds it waiting.
@@ -155,8 +166,11 @@ func (s *cmdSandbox) newSlot() (*slot, error) {
 		}
 		_, err := sandbox.RestrictThread(sandbox.Ruleset{
 			Write: s.writeRoots(sl.scratch), Read: s.cfg.ReadRoots, WriteFiles: sandbox.DeviceFiles,
-			Sockets: true, Scoped: true,
+			Sockets: true, Scoped: true, IoctlDev: true,
 		}, abi)
+		if err == nil && s.connect != nil {
+			err = s.connect.RestrictThread()
+		}
 		return err
 	})
 	if err != nil {

@@ -39,6 +39,10 @@ type Config struct {
 	Group        string   `json:"group,omitempty"` // exec_group
 	UID          int      `json:"uid"`             // -1: the daemon's
 	GID          int      `json:"gid"`             // -1: the daemon's
+	// DaemonPorts are the TCP ports of the daemon's own listeners (API,
+	// raft, agentd): commands may not connect to them (Landlock ABI 4+;
+	// exec_network none shuts every port anyway).
+	DaemonPorts []uint16 `json:"daemon_ports,omitempty"`
 }
 
 // DefaultConfig: best-effort, the default limits, any network, the
