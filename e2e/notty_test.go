@@ -101,7 +101,9 @@ func TestCommandHasNoTerminal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := execCall(t, d, map[string]any{"command": probe + " /dev/tty", "cwd": "/"})
+			// /dev/tty, and the terminal by its path: TIOCSTI on a terminal
+			// that is not the caller's own needs CAP_SYS_ADMIN.
+			r := execCall(t, d, map[string]any{"command": probe + " /dev/tty " + ttyPath, "cwd": "/"})
 			got := r.Result.Stdout
 			t.Logf("daemon session %d; command: %s", daemonSid, got)
 			if !r.OK {
