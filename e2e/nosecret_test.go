@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -44,6 +47,65 @@ func TestCommandCannotReadDaemonProc(t *testing.T) {
 			}
 			if strings.Contains(r.Result.Stdout, "READ") {
 				t.Fatalf("a command read a svcd process's /proc files:\n%s", r.Result.Stdout)
+			}
+		})
+	}
+}
+
+// Issue 32, attack 1: a command of the daemon's own uid (root without
+// exec_user, or the shipped unit's User=svcd) ran `cat <data_dir>/shared_token`
+// and read raft's files. Its Landlock read rules now leave the daemon's
+// files out; everything else stays readable, a file made after the start
+// included (the spawner whose rules predate it is replaced).
+func TestCommandCannotReadDaemonFiles(t *testing.T) {
+	t.Parallel()
+	for _, way := range strangerWays(t) {
+		t.Run(way.name, func(t *testing.T) {
+			t.Parallel()
+			d := way.start(t, harness.Options{GeneratedToken: true})
+			needSandbox(t, d, "landlock")
+			before := filepath.Join(openDir(t), "readable")
+			if err := os.WriteFile(before, []byte("before\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// Made after the daemon started, beside the data dir's tree.
+			after := filepath.Join(os.TempDir(), "svcd-after-"+strings.ReplaceAll(way.name, " ", "-")+"-"+strconv.Itoa(os.Getpid()))
+			if err := os.WriteFile(after, []byte("after\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.Remove(after) })
+			targets := map[string]bool{ // path: must be readable
+				filepath.Join(d.DataDir, "shared_token"): false,
+				filepath.Join(d.DataDir, "raft.db"):      false,
+				"/etc/hostname":                          true,
+				before:                                   true,
+				after:                                    true,
+			}
+			var script strings.Builder
+			for p := range targets {
+				fmt.Fprintf(&script, "if head -c 1 %s >/dev/null 2>&1; then echo 'READ %s'; else echo 'refused %s'; fi\n", p, p, p)
+			}
+			fmt.Fprintf(&script, "if ls %s >/dev/null 2>&1; then echo 'LISTED data dir'; else echo 'refused data dir'; fi\n", d.DataDir)
+			r := execCall(t, d, map[string]any{"command": script.String(), "cwd": "/"})
+			got := r.Result.Stdout
+			t.Logf("%s", got)
+			if !r.OK {
+				t.Fatalf("exec: %+v", r)
+			}
+			for p, readable := range targets {
+				if read := strings.Contains(got, "READ "+p+"\n"); read != readable {
+					t.Errorf("%s: read %v, want %v", p, read, readable)
+				}
+			}
+			if strings.Contains(got, "LISTED") {
+				t.Errorf("a command listed the data dir")
+			}
+			var rt sandboxRuntime
+			d.DoAuth("GET", "/v1/runtime", nil).Decode(t, &rt)
+			for _, l := range rt.Data.Sandbox.Layers {
+				if l.Name == "secrets" && !l.Given {
+					t.Errorf("/v1/runtime: secrets layer not given: %s", l.Detail)
+				}
 			}
 		})
 	}

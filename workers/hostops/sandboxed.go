@@ -61,6 +61,9 @@ type slot struct {
 	sp      *pluginkit.Spawner
 	scratch string
 	cg      *sandbox.Cgroup
+	// hidden: the directories the read rules were listed from, as they
+	// were; a change retires the spawner (sandbox/hidden.go).
+	hidden sandbox.HiddenStamp
 }
 
 // idleSpawners is how many spawners wait for commands: commands that run at
@@ -156,6 +159,10 @@ func (s *cmdSandbox) newSlot() (*slot, error) {
 	}
 	sl.sp = pluginkit.NewSpawner()
 	abi := s.abi
+	var reads []string
+	if s.cfg.HidesFiles(abi) {
+		reads, sl.hidden, _ = sandbox.HiddenReads(s.cfg.Hidden)
+	}
 	err := sl.sp.Do(context.Background(), func() error {
 		// Every command this thread forks execs with no capability.
 		if err := sandbox.DropThreadCapabilities(); err != nil {
@@ -165,7 +172,7 @@ func (s *cmdSandbox) newSlot() (*slot, error) {
 			return sandbox.SetNoNewPrivs()
 		}
 		_, err := sandbox.RestrictThread(sandbox.Ruleset{
-			Write: s.writeRoots(sl.scratch), Read: s.cfg.ReadRoots, WriteFiles: sandbox.DeviceFiles,
+			Write: s.writeRoots(sl.scratch), Read: orReads(s.cfg.ReadRoots, reads), WriteFiles: sandbox.DeviceFiles,
 			Sockets: true, Scoped: true, IoctlDev: true,
 		}, abi)
 		if err == nil && s.connect != nil {
@@ -251,7 +258,13 @@ func (s *cmdSandbox) begin(l sandbox.Limits) (boxed, error) {
 	if s == nil || s.cfg.Mode == sandbox.ModeOff {
 		return c, nil
 	}
-	if c.slot = s.take(); c.slot == nil {
+	if c.slot = s.take(); c.slot != nil && !c.slot.hidden.Fresh() {
+		// A directory the read rules were listed from changed: an entry
+		// made there since would be unreadable to this spawner's commands.
+		go s.retire(c.slot)
+		c.slot = nil
+	}
+	if c.slot == nil {
 		sl, err := s.newSlot()
 		if err != nil {
 			return c, fmt.Errorf("spawner: %w", err)
@@ -383,4 +396,13 @@ func (s *cmdSandbox) close() {
 		s.retire(sl)
 	}
 	s.tree.Close()
+}
+
+// orReads is exec_read_roots when set, else the reads that hide the
+// daemon's files (nil: everything is readable).
+func orReads(readRoots, hiding []string) []string {
+	if readRoots != nil {
+		return readRoots
+	}
+	return hiding
 }

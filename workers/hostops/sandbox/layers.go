@@ -66,16 +66,22 @@ func (r *Report) strangerLayers(c Config) {
 		ConnectNetns:    "exec_network none: each command has its own network namespace",
 		ConnectOpen:     fmt.Sprintf("open: Landlock ABI %d has no TCP rules (Linux 6.7+), so commands can connect to the daemon's ports; set exec_network = \"none\"", abi),
 	}[r.Connect]
-	secrets := "exec_user is another uid: the data dir (0700), token file (0600) and raft snapshots (0600) are closed to it"
-	if !otherUID {
-		secrets = "open: commands run as the daemon's uid and can read its data dir and token file (run the daemon as root with exec_user set to an unprivileged user)"
+	hides := c.HidesFiles(abi)
+	secrets := "Landlock read rules leave out the data dir, token file, config file and log file"
+	switch {
+	case hides && otherUID:
+		secrets += "; and exec_user is another uid (data dir 0700, token 0600, snapshots 0600)"
+	case !hides && otherUID:
+		secrets = "exec_user is another uid: the data dir (0700), token file (0600) and raft snapshots (0600) are closed to it"
+	case !hides:
+		secrets = "open: commands run as the daemon's uid and can read its data dir and token file (Landlock, without exec_read_roots or a write root covering the data dir, hides them; or run the daemon as root with exec_user)"
 	}
 	r.Layers = []LayerReport{
 		{LayerCapabilities, true, caps},
 		{LayerTerminal, true, "none: each command leads its own session with stdin on /dev/null, so /dev/tty and TIOCSTI fail"},
 		{LayerConnect, r.Connect != ConnectOpen, connect},
 		{LayerProc, true, "every svcd process is non-dumpable: /proc/<pid>/environ, maps, mem and fd need CAP_SYS_PTRACE"},
-		{LayerSecrets, otherUID, secrets},
+		{LayerSecrets, hides || otherUID, secrets},
 		{LayerFileRoutes, true, "files/read and files/write open beneath their root in one step (os.Root); FIFOs, sockets and devices answer not_regular_file"},
 	}
 	for _, l := range r.Layers {
