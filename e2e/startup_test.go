@@ -211,7 +211,7 @@ func TestStartupNonLoopbackListenWarns(t *testing.T) {
 	if n := strings.Count(out, warnKey); n != 1 {
 		t.Fatalf("0.0.0.0: %d warnings, want 1:\n%s", n, out)
 	}
-	for _, want := range []string{"reachable from other hosts", "Host allow-list", "require_token=host-ops", "write guard", "allowed_hosts"} {
+	for _, want := range []string{"reachable from other hosts", "Host allow-list", "require_token=writes", "write guard", "allowed_hosts"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("warning lacks %q:\n%s", want, out)
 		}

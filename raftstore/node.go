@@ -122,11 +122,12 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open raft log store: %w", err)
 	}
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, 2, logger)
+	fileSnaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, 2, logger)
 	if err != nil {
 		store.Close()
 		return nil, fmt.Errorf("open snapshot store: %w", err)
 	}
+	snaps := newPrivateSnapshots(fileSnaps, cfg.DataDir)
 
 	var (
 		transport raft.Transport

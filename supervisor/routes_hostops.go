@@ -483,7 +483,7 @@ func (s *Server) hostopsLimits() map[string]any {
 var hostopsNotes = []string{
 	"exec runs /bin/sh -c in its own process group with stdin on /dev/null; timeout, client disconnect and the shell's exit kill the whole group",
 	"data.result of exec always has stdout, stderr, exitCode (-1 when signalled), signal (null or e.g. SIGKILL), durationMs, startedAt, finishedAt, timedOut; stdoutTruncated/stderrTruncated flag the output cap; invalid UTF-8 is replaced and the exact bytes added as stdoutBase64/stderrBase64",
-	"when data.ok is false, data.error and data.code say why (codes such as non_zero_exit, timed_out, not_found, is_directory, too_large, not_utf8, exists, parent_not_found)",
+	"when data.ok is false, data.error and data.code say why (codes such as non_zero_exit, timed_out, not_found, is_directory, not_regular_file, too_large, not_utf8, exists, parent_not_found)",
 	"writes are atomic (temporary file, fsync, rename) and keep an existing file's mode",
 	"a 503 worker_crashed means the hostops worker died during the call; retry it",
 }

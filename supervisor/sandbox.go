@@ -24,6 +24,11 @@ func (s *Server) sandboxConfig() (sandbox.Config, error) {
 	c.ScratchRoot = filepath.Join(data, "exec-scratch")
 	c.WriteRoots = sandbox.WriteRootsFor(s.cfg.ExecWriteRoots, s.cfg.HostopsRoots, c.ScratchRoot)
 	c.ReadRoots = s.cfg.ExecReadRoots
+	c.DaemonPorts = daemonPorts(s.cfg.Listen, s.cfg.RaftAddr, s.cfg.AgentdListen)
+	c.Hidden = []string{data, s.cfg.ConfigFile, s.cfg.LogFile}
+	if tf, err := s.cfg.TokenFile(); err == nil {
+		c.Hidden = append(c.Hidden, tf)
+	}
 	c.User, c.Group = s.cfg.ExecUser, s.cfg.ExecGroup
 	if c.UID, c.GID, err = sandbox.ResolveIdentity(s.cfg.ExecUser, s.cfg.ExecGroup); err != nil {
 		return c, err

@@ -46,9 +46,17 @@ func get(t testing.TB, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+// post sends the test server's token: every state-changing route needs it
+// at the default require_token level ("writes").
 func post(t testing.TB, url, body string) (int, string) {
 	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer unit-test-token")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

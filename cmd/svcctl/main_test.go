@@ -30,7 +30,8 @@ func svcctlJSON(t *testing.T, d *harness.Daemon, args ...string) (int, string, s
 }
 
 func TestSystemCommandsAgainstTheDaemon(t *testing.T) {
-	d := harness.Start(t, harness.Options{})
+	// At the default require_token level: svcctl sends the token it finds.
+	d := harness.Start(t, harness.Options{DefaultTokenLevel: true})
 
 	code, out, errOut := svcctlJSON(t, d, "system", "pause", "--reason", "cli test", "--by", "alice")
 	if code != 0 {

@@ -170,6 +170,16 @@ type Options struct {
 	// Bin runs another copy of the binary (default Binary(t)): see
 	// BinaryCopy.
 	Bin string
+	// DefaultTokenLevel runs the daemon at its default require_token
+	// level ("writes"). Without it the harness sets SPEC.md's "host-ops",
+	// the level the tests written before the default changed assume (they
+	// post state-changing routes without the token); a test's own
+	// SVC_REQUIRE_TOKEN in Env comes later and wins either way.
+	DefaultTokenLevel bool
+	// TTY, when set, is the daemon's controlling terminal and stdin, as
+	// when it is started from a shell (`svcd serve &`, tmux): the daemon
+	// leads a session on it.
+	TTY *os.File
 }
 
 // Daemon is one running `svcd serve`.
@@ -267,10 +277,17 @@ func (d *Daemon) launch() error {
 	// shared token; the pairing tests set SVC_BROWSER_PAIRING=codes in Env,
 	// which comes later and wins.
 	cmd.Env = append(cmd.Env, "SVC_BROWSER_PAIRING=token")
+	if !d.opts.DefaultTokenLevel {
+		cmd.Env = append(cmd.Env, "SVC_REQUIRE_TOKEN=host-ops")
+	}
 	cmd.Env = append(cmd.Env, d.opts.Env...)
 	cmd.Stdout = d.logs
 	cmd.Stderr = d.logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if d.opts.TTY != nil {
+		cmd.Stdin = d.opts.TTY
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start svcd: %v", err)
 	}

@@ -63,7 +63,9 @@ type Config struct {
 	// or others can read (refused by default, as ssh refuses such a key).
 	InsecureTokenFile bool `hcl:"insecure_token_file,optional"`
 	// RequireToken says which routes demand the shared token: host-ops
-	// (default, SPEC.md), writes or all (requiretoken.go).
+	// (SPEC.md, an explicit choice), writes (default: no local process
+	// without the token acts through the browser or changes state) or all
+	// (requiretoken.go).
 	RequireToken string `hcl:"require_token,optional"`
 	MaxBodyBytes int64  `hcl:"max_body_bytes,optional"`
 	ShutdownMs   int    `hcl:"shutdown_timeout_ms,optional"`
@@ -183,7 +185,7 @@ func Defaults() Config {
 		LogLevel:     "info",
 		// Rotated logs are not kept forever (issue 35): see logfile.DefaultMaxFiles.
 		LogRotateMaxFiles: logfile.DefaultMaxFiles,
-		RequireToken:      RequireTokenHostOps,
+		RequireToken:      RequireTokenWrites,
 		// agentd
 		AgentdListen: "", AgentdCommand: "codex app-server", AgentdApprovalPolicy: "decline",
 		AgentdSpawn:  true, // agentd runs by default; without Codex its child is `missing`

@@ -31,7 +31,8 @@ func (l *Local) runAs() (uid, gid int) {
 // Shell is the interpreter of every command.
 const Shell = "/bin/sh"
 
-// Exec runs one command in its own process group with stdin on /dev/null.
+// Exec runs one command in its own session and process group, with no
+// controlling terminal and stdin on /dev/null.
 //
 // The process group is what makes kills complete: on timeout, cancel (the
 // HTTP client went away) or the shell's exit, SIGKILL goes to -pgid, so a
@@ -47,22 +48,10 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(Started)
 		return res, nil
 	}
 
-	dir, err := l.paths.dir(req.Cwd)
+	dir, code, err := l.execDir(req.Cwd)
 	if err != nil {
-		return finish(CodeCwdNotFound, "cwd: %v", err)
+		return finish(code, "%v", err)
 	}
-	if err := l.paths.check(dir); err != nil {
-		return finish(CodePathNotAllowed, "cwd %v", err)
-	}
-	switch st, err := os.Stat(dir); {
-	case errors.Is(err, fs.ErrNotExist):
-		return finish(CodeCwdNotFound, "cwd %s does not exist", dir)
-	case err != nil:
-		return finish(CodeCwdNotFound, "cwd %s: %v", dir, err)
-	case !st.IsDir():
-		return finish(CodeCwdNotDirectory, "cwd %s is not a directory", dir)
-	}
-
 	timeout := req.Timeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
@@ -92,58 +81,16 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(Started)
 	}
 	defer endBox()
 
-	stdoutR, stdoutW, err := outputPipe()
+	out, err := openOutputs()
 	if err != nil {
 		return finish(CodeSpawnFailed, "pipe: %v", err)
 	}
-	stderrR, stderrW, err := outputPipe()
-	if err != nil {
-		stdoutR.Close()
-		stdoutW.Close()
-		return finish(CodeSpawnFailed, "pipe: %v", err)
-	}
-	// spawn starts prog with the command's pipes, limits and cgroups.
-	spawn := func(prog program) (*exec.Cmd, error) {
-		cmd := l.command(prog, dir, box)
-		// *os.File writers: the child writes straight into our pipes and
-		// Wait does not wait for copy goroutines; we drain them below.
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = l.devNull, stdoutW, stderrW
-		start := cmd.Start
-		if l.traceLimits() {
-			start = func() error { return startLimited(cmd, l.cfg.Rlimits) }
-		}
-		if cg := box.cg; cg != nil && !box.forksInside() {
-			// v1 limits: the spawner thread forks from inside the
-			// command's v1 cgroups (v2 membership comes from
-			// CLONE_INTO_CGROUP). An armed spawner lives there already
-			// (cmdSandbox.arm).
-			inner := start
-			start = func() error {
-				if err := cg.Enter(); err != nil {
-					return err
-				}
-				defer cg.Leave()
-				return inner()
-			}
-		}
-		return cmd, box.spawner(l.spawner).Do(context.Background(), start)
-	}
-	prog := l.plan(req.Command, dir)
-	cmd, startErr := spawn(prog)
-	if startErr != nil && prog.direct {
-		// The program did not start (a script without #!, not
-		// executable, a bad interpreter): the shell tries again and says
-		// why in its own words, with its own exit status (126, 127).
-		prog = shellProgram(req.Command)
-		cmd, startErr = spawn(prog)
-	}
-	stdoutW.Close()
-	stderrW.Close()
+	cmd, prog, startErr := l.startCommand(req.Command, dir, box, out)
+	out.closeWriters()
 	watch := watchExit(takePidfd(cmd))
 	if startErr != nil {
 		watch.close()
-		stdoutR.Close()
-		stderrR.Close()
+		out.closeReaders()
 		return finish(CodeSpawnFailed, "start %s: %v", prog.path, startErr)
 	}
 	pgid := cmd.Process.Pid
@@ -160,18 +107,131 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(Started)
 
 	outBuf, errBuf := newCappedBuffer(l.cfg.OutputCap), newCappedBuffer(l.cfg.OutputCap)
 	drained := make(chan struct{}, 2)
-	go func() { outBuf.drain(stdoutR, l.readBufs); drained <- struct{}{} }()
-	go func() { errBuf.drain(stderrR, l.readBufs); drained <- struct{}{} }()
+	go func() { outBuf.drain(out.stdoutR, l.readBufs); drained <- struct{}{} }()
+	go func() { errBuf.drain(out.stderrR, l.readBufs); drained <- struct{}{} }()
 
-	// Timeout and cancel (the HTTP client went away) kill the group from
-	// the context's own callback, which ends the wait below; so this
-	// goroutine waits itself, with no waiter goroutine and no select to
-	// wake per command.
+	waitErr, killed := l.waitCommand(runCtx, ctx, cmd, watch, st, box, &res)
+	// The shell is gone; whatever is left in its group (and its cgroup:
+	// setsid, double forks) was started by this command and dies with it.
+	KillGroup(pgid)
+	endBox()
+	l.awaitDrains(drained, out.stdoutR, out.stderrR)
+
+	shellExit := -1
+	if note, code := directSignalExit(cmd, prog, killed, res.OOMKilled); code >= 0 {
+		shellExit = code
+		_, _ = errBuf.Write([]byte(note))
+	}
+	res.FinishedAt = time.Now().UTC()
+	res.Stdout, res.StdoutTruncated = outBuf.result()
+	res.Stderr, res.StderrTruncated = errBuf.result()
+	l.describeExit(&res, cmd.ProcessState, waitErr, ctx.Err(), shellExit)
+	return res, nil
+}
+
+// execDir is the directory a command runs in, checked: it exists, is a
+// directory and is within the allowed roots. On error, the code to answer.
+func (l *Local) execDir(cwd string) (string, string, error) {
+	dir, err := l.paths.dir(cwd)
+	if err != nil {
+		return "", CodeCwdNotFound, fmt.Errorf("cwd: %v", err)
+	}
+	if err := l.paths.check(dir); err != nil {
+		return "", CodePathNotAllowed, fmt.Errorf("cwd %v", err)
+	}
+	switch st, err := os.Stat(dir); {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", CodeCwdNotFound, fmt.Errorf("cwd %s does not exist", dir)
+	case err != nil:
+		return "", CodeCwdNotFound, fmt.Errorf("cwd %s: %v", dir, err)
+	case !st.IsDir():
+		return "", CodeCwdNotDirectory, fmt.Errorf("cwd %s is not a directory", dir)
+	}
+	return dir, "", nil
+}
+
+// outputs are a command's stdout and stderr pipes.
+type outputs struct {
+	stdoutR, stdoutW, stderrR, stderrW *os.File
+}
+
+func openOutputs() (outputs, error) {
+	var o outputs
+	var err error
+	if o.stdoutR, o.stdoutW, err = outputPipe(); err != nil {
+		return o, err
+	}
+	if o.stderrR, o.stderrW, err = outputPipe(); err != nil {
+		o.stdoutR.Close()
+		o.stdoutW.Close()
+		return o, err
+	}
+	return o, nil
+}
+
+// closeWriters drops our copies of the write ends once the child has its.
+func (o outputs) closeWriters() {
+	o.stdoutW.Close()
+	o.stderrW.Close()
+}
+
+func (o outputs) closeReaders() {
+	o.stdoutR.Close()
+	o.stderrR.Close()
+}
+
+// startCommand starts command in dir with the command's pipes, limits and
+// cgroups: the program itself where the shell would only have run it, and
+// the shell when that program did not start (a script without #!, not
+// executable, a bad interpreter), which then says why in its own words,
+// with its own exit status (126, 127).
+func (l *Local) startCommand(command, dir string, box boxed, out outputs) (*exec.Cmd, program, error) {
+	prog := l.plan(command, dir)
+	cmd, err := l.spawn(prog, dir, box, out)
+	if err != nil && prog.direct {
+		prog = shellProgram(command)
+		cmd, err = l.spawn(prog, dir, box, out)
+	}
+	return cmd, prog, err
+}
+
+// spawn starts prog with the command's pipes, limits and cgroups.
+func (l *Local) spawn(prog program, dir string, box boxed, out outputs) (*exec.Cmd, error) {
+	cmd := l.command(prog, dir, box)
+	// *os.File writers: the child writes straight into our pipes and
+	// Wait does not wait for copy goroutines; we drain them below.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = l.devNull, out.stdoutW, out.stderrW
+	start := cmd.Start
+	if l.traceLimits() {
+		start = func() error { return startLimited(cmd, l.cfg.Rlimits) }
+	}
+	if cg := box.cg; cg != nil && !box.forksInside() {
+		// v1 limits: the spawner thread forks from inside the
+		// command's v1 cgroups (v2 membership comes from
+		// CLONE_INTO_CGROUP). An armed spawner lives there already
+		// (cmdSandbox.arm).
+		inner := start
+		start = func() error {
+			if err := cg.Enter(); err != nil {
+				return err
+			}
+			defer cg.Leave()
+			return inner()
+		}
+	}
+	return cmd, box.spawner(l.spawner).Do(context.Background(), start)
+}
+
+// waitCommand waits for the command's exit. Timeout and cancel (the HTTP
+// client went away) kill the group from the context's own callback, which
+// ends the wait; so this goroutine waits itself, with no waiter goroutine
+// and no select to wake per command. killed: our kill ended it.
+func (l *Local) waitCommand(runCtx, callerCtx context.Context, cmd *exec.Cmd, watch exitWatch, st Started, box boxed, res *ExecResult) (waitErr error, killed bool) {
 	stopKill := context.AfterFunc(runCtx, st.Kill)
-	waitErr := watch.wait(cmd)
-	killed := !stopKill()
+	waitErr = watch.wait(cmd)
+	killed = !stopKill()
 	if killed {
-		res.TimedOut = ctx.Err() == nil // our deadline, not the caller's cancel
+		res.TimedOut = callerCtx.Err() == nil // our deadline, not the caller's cancel
 		if box.cg != nil {
 			box.cg.MarkKilled() // st.Kill wrote its cgroup.kill by path
 		}
@@ -182,31 +242,24 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(Started)
 		// which every process cloned into that cgroup would die at birth.
 		box.cg.MarkKilled()
 	}
-	// The shell is gone; whatever is left in its group (and its cgroup:
-	// setsid, double forks) was started by this command and dies with it.
-	KillGroup(pgid)
-	endBox()
-	l.awaitDrains(drained, stdoutR, stderrR)
+	return waitErr, killed
+}
 
-	// A directly run program ended by a signal is reported as the shell
-	// reports its child's, where the shell would have lived on: not for
-	// our own kills, nor for a SIGKILL other than the OOM killer's (the
-	// group's or cgroup's kill, from wherever, would have ended the shell
-	// too).
-	shellExit := -1
-	if ps := cmd.ProcessState; ps != nil && prog.direct && !killed {
-		if ws := ps.Sys().(syscall.WaitStatus); ws.Signaled() && (ws.Signal() != syscall.SIGKILL || res.OOMKilled) {
-			var note string
-			shellExit, note = shellSignal(ws)
-			_, _ = errBuf.Write([]byte(note))
-		}
+// directSignalExit: a directly run program ended by a signal is reported
+// as the shell reports its child's, where the shell would have lived on:
+// not for our own kills, nor for a SIGKILL other than the OOM killer's (the
+// group's or cgroup's kill, from wherever, would have ended the shell too).
+// code is -1 when the exit stands as it is.
+func directSignalExit(cmd *exec.Cmd, prog program, killed, oomKilled bool) (note string, code int) {
+	ps := cmd.ProcessState
+	if ps == nil || !prog.direct || killed {
+		return "", -1
 	}
-
-	res.FinishedAt = time.Now().UTC()
-	res.Stdout, res.StdoutTruncated = outBuf.result()
-	res.Stderr, res.StderrTruncated = errBuf.result()
-	l.describeExit(&res, cmd.ProcessState, waitErr, ctx.Err(), shellExit)
-	return res, nil
+	if ws := ps.Sys().(syscall.WaitStatus); ws.Signaled() && (ws.Signal() != syscall.SIGKILL || oomKilled) {
+		code, note = shellSignal(ws)
+		return note, code
+	}
+	return "", -1
 }
 
 // awaitDrains waits for both output readers. Normally the pipes are at EOF
@@ -319,7 +372,11 @@ func (l *Local) command(prog program, dir string, box boxed) *exec.Cmd {
 	}
 	cmd.Dir = dir
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// A session of its own (and so a process group of its own, whose id is
+	// the pid, as the group kills expect): no controlling terminal, so
+	// /dev/tty does not open and TIOCSTI cannot type into the terminal a
+	// daemon was started from (issue 32).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	if box.cg != nil && box.cg.FD() >= 0 {
 		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, box.cg.FD()
 	}

@@ -2,6 +2,7 @@ package hostops
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -31,12 +32,17 @@ func (l *Local) ReadFile(ctx context.Context, req ReadRequest) (ReadResult, erro
 	if err != nil {
 		return fail(CodeIOError, "path: %v", err)
 	}
+	// Non-blocking, so that a FIFO or a device answers at once instead of
+	// holding a worker thread in open(2); Stat below refuses it.
+	var f *os.File
+	p, err = l.paths.beneath(p, func(root *os.Root, rel string) (err error) {
+		f, err = root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+		return err
+	})
 	res.Info.Path = p
-	if err := l.paths.check(p); err != nil {
-		return fail(CodePathNotAllowed, "%v", err)
-	}
-	f, err := os.Open(p)
 	switch {
+	case errors.Is(err, errNotAllowed):
+		return fail(CodePathNotAllowed, "%v", err)
 	case errors.Is(err, fs.ErrNotExist):
 		return fail(CodeNotFound, "%s does not exist", p)
 	case err != nil:
@@ -78,6 +84,10 @@ func (l *Local) ReadFile(ctx context.Context, req ReadRequest) (ReadResult, erro
 // content or the new one, never a mix. With Overwrite false the temporary
 // file is hard-linked into place instead, which fails if the target appeared
 // in the meantime, so "do not overwrite" holds even under a race.
+//
+// Every step acts through one descriptor of the target's folder, opened
+// beneath its root (beneath.go): a link flipped in a root while this runs
+// cannot send the write, the rename or the owner change out of it.
 func (l *Local) WriteFile(ctx context.Context, req WriteRequest) (WriteResult, error) {
 	var res WriteResult
 	fail := func(code, format string, args ...any) (WriteResult, error) {
@@ -92,31 +102,17 @@ func (l *Local) WriteFile(ctx context.Context, req WriteRequest) (WriteResult, e
 		return fail(CodeIOError, "path: %v", err)
 	}
 	res.Info.Path = p
-	if err := l.paths.check(p); err != nil {
-		return fail(CodePathNotAllowed, "%v", err)
+	tgt, code, err := l.writeTarget(p, req.CreateParents)
+	if err != nil {
+		return fail(code, "%v", err)
 	}
-	// Write through a symlink to its target instead of replacing the link.
-	if real, err := filepath.EvalSymlinks(p); err == nil {
-		p = real
-	}
-	dir := filepath.Dir(p)
-	switch st, err := os.Stat(dir); {
-	case errors.Is(err, fs.ErrNotExist):
-		if !req.CreateParents {
-			return fail(CodeParentNotFound, "folder %s does not exist; pass \"createParents\":true to create it", dir)
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fail(CodeIOError, "create folder %s: %v", dir, pathErrText(err))
-		}
-	case err != nil:
-		return fail(CodeIOError, "stat %s: %v", dir, pathErrText(err))
-	case !st.IsDir():
-		return fail(CodeParentNotDirectory, "%s is not a folder", dir)
-	}
+	defer tgt.dir.Close()
+	p, base, dir := tgt.path, tgt.base, tgt.dir
+	res.Info.Path = p
 
 	mode := fs.FileMode(0o644)
 	uid, gid := -1, -1
-	old, err := os.Stat(p)
+	old, err := dir.Lstat(base)
 	switch {
 	case err == nil && old.IsDir():
 		return fail(CodeIsDirectory, "%s is a directory", p)
@@ -134,29 +130,30 @@ func (l *Local) WriteFile(ctx context.Context, req WriteRequest) (WriteResult, e
 	}
 	res.Created = old == nil
 
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(p)+".svcd-*.tmp")
+	tmpName := "." + base + ".svcd-" + rand.Text()[:12] + ".tmp"
+	tmp, err := dir.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return fail(CodeIOError, "create temporary file in %s: %v", dir, pathErrText(err))
+		return fail(CodeIOError, "create temporary file in %s: %v", filepath.Dir(p), pathErrText(err))
 	}
-	tmpName := tmp.Name()
 	committed := false
 	defer func() {
 		if !committed {
-			os.Remove(tmpName)
+			dir.Remove(tmpName)
 		}
 	}()
 	if err := writeAndSync(tmp, req.Content, mode, uid, gid); err != nil {
 		return fail(CodeIOError, "write %s: %v", tmpName, pathErrText(err))
 	}
 	if req.Overwrite {
-		err = os.Rename(tmpName, p)
+		// rename(2) replaces a link put there meanwhile, never its target.
+		err = dir.Rename(tmpName, base)
 	} else {
-		err = os.Link(tmpName, p)
+		err = dir.Link(tmpName, base)
 		if errors.Is(err, fs.ErrExist) {
 			return fail(CodeExists, "%s appeared while writing and overwrite is false; the file was not touched", p)
 		}
 		if err == nil {
-			os.Remove(tmpName)
+			dir.Remove(tmpName)
 		}
 	}
 	if err != nil {
@@ -164,11 +161,65 @@ func (l *Local) WriteFile(ctx context.Context, req WriteRequest) (WriteResult, e
 	}
 	committed = true
 	syncDir(dir)
-	if st, err := os.Stat(p); err == nil {
+	if st, err := dir.Lstat(base); err == nil {
 		res.Info = infoOf(p, st)
 	}
 	res.OK = true
 	return res, nil
+}
+
+// writeTarget is where a write lands: the folder, open beneath its root,
+// and the name in it, after following a symlink at the name to its target
+// (a write goes through a link rather than replacing it).
+type writeTarget struct {
+	dir  *os.Root
+	base string
+	path string // the absolute path written
+}
+
+// maxLinkHops bounds the links a write follows (as the kernel's 40).
+const maxLinkHops = 40
+
+func (l *Local) writeTarget(p string, createParents bool) (writeTarget, string, error) {
+	for range maxLinkHops {
+		dirPath, base := filepath.Dir(p), filepath.Base(p)
+		var dir *os.Root
+		open := func(root *os.Root, rel string) (err error) {
+			dir, err = openDirBeneath(root, rel)
+			return err
+		}
+		placed, err := l.paths.beneath(dirPath, open)
+		if errors.Is(err, fs.ErrNotExist) {
+			if !createParents {
+				return writeTarget{}, CodeParentNotFound, fmt.Errorf("folder %s does not exist; pass \"createParents\":true to create it", dirPath)
+			}
+			if _, err = l.paths.beneath(dirPath, func(root *os.Root, rel string) error { return root.MkdirAll(rel, 0o755) }); err == nil {
+				placed, err = l.paths.beneath(dirPath, open)
+			}
+		}
+		switch {
+		case errors.Is(err, errNotAllowed):
+			return writeTarget{}, CodePathNotAllowed, err
+		case errors.Is(err, syscall.ENOTDIR):
+			return writeTarget{}, CodeParentNotDirectory, fmt.Errorf("%s is not a folder", dirPath)
+		case err != nil:
+			return writeTarget{}, CodeIOError, fmt.Errorf("open folder %s: %v", dirPath, pathErrText(err))
+		}
+		st, err := dir.Lstat(base)
+		if err != nil || st.Mode()&fs.ModeSymlink == 0 {
+			return writeTarget{dir: dir, base: base, path: filepath.Join(placed, base)}, "", nil
+		}
+		link, err := dir.Readlink(base)
+		dir.Close()
+		if err != nil {
+			return writeTarget{}, CodeIOError, fmt.Errorf("read link %s: %v", p, pathErrText(err))
+		}
+		if !filepath.IsAbs(link) {
+			link = filepath.Join(placed, link)
+		}
+		p = filepath.Clean(link)
+	}
+	return writeTarget{}, CodeIOError, fmt.Errorf("%s: too many levels of symbolic links", p)
 }
 
 func writeAndSync(f *os.File, content []byte, mode fs.FileMode, uid, gid int) error {
@@ -191,8 +242,8 @@ func writeAndSync(f *os.File, content []byte, mode fs.FileMode, uid, gid int) er
 
 // syncDir makes the rename durable. Failure is not reported: the content is
 // in place either way, only its survival of a power cut is weaker.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
+func syncDir(dir *os.Root) {
+	if d, err := dir.Open("."); err == nil {
 		_ = d.Sync()
 		d.Close()
 	}

@@ -37,7 +37,11 @@ type cmdSandbox struct {
 	tree     *sandbox.Tree
 	abi      int // Landlock ABI applied to spawner threads, 0: none
 	problems []string
-	cleanup  sync.WaitGroup
+	// connect keeps commands from the daemon's own TCP ports (Landlock ABI
+	// 4+), a ruleset built once per worker and stacked on each spawner;
+	// nil: not applied (exec_network none, or no ABI 4).
+	connect *sandbox.ConnectRuleset
+	cleanup sync.WaitGroup
 
 	owner   string // OwnerName of this worker's scratch directories
 	scratch bool   // the scratch root exists: spawners get directories in it
@@ -57,6 +61,9 @@ type slot struct {
 	sp      *pluginkit.Spawner
 	scratch string
 	cg      *sandbox.Cgroup
+	// hidden: the directories the read rules were listed from, as they
+	// were; a change retires the spawner (sandbox/hidden.go).
+	hidden sandbox.HiddenStamp
 }
 
 // idleSpawners is how many spawners wait for commands: commands that run at
@@ -89,6 +96,13 @@ func setupSandbox(ctx context.Context, cfg sandbox.Config, do func(context.Conte
 	s.abi = sandbox.LandlockABI()
 	if s.abi == 0 {
 		s.problems = append(s.problems, "landlock: the kernel has none")
+	}
+	if s.abi >= 4 && cfg.Network != sandbox.NetworkNone && len(cfg.DaemonPorts) > 0 {
+		c, err := sandbox.NewConnectRuleset(s.abi, cfg.DaemonPorts)
+		if err != nil {
+			s.problems = append(s.problems, "connect: "+err.Error())
+		}
+		s.connect = c
 	}
 	// The first spawner now: it proves the ruleset applies (required mode
 	// refuses to start otherwise), and the first command finds it waiting.
@@ -145,14 +159,25 @@ func (s *cmdSandbox) newSlot() (*slot, error) {
 	}
 	sl.sp = pluginkit.NewSpawner()
 	abi := s.abi
+	var reads []string
+	if s.cfg.HidesFiles(abi) {
+		reads, sl.hidden, _ = sandbox.HiddenReads(s.cfg.Hidden)
+	}
 	err := sl.sp.Do(context.Background(), func() error {
+		// Every command this thread forks execs with no capability.
+		if err := sandbox.DropThreadCapabilities(); err != nil {
+			return err
+		}
 		if abi == 0 {
 			return sandbox.SetNoNewPrivs()
 		}
 		_, err := sandbox.RestrictThread(sandbox.Ruleset{
-			Write: s.writeRoots(sl.scratch), Read: s.cfg.ReadRoots, WriteFiles: sandbox.DeviceFiles,
-			Sockets: true, Scoped: true,
+			Write: s.writeRoots(sl.scratch), Read: orReads(s.cfg.ReadRoots, reads), WriteFiles: sandbox.DeviceFiles,
+			Sockets: true, Scoped: true, IoctlDev: true,
 		}, abi)
+		if err == nil && s.connect != nil {
+			err = s.connect.RestrictThread()
+		}
 		return err
 	})
 	if err != nil {
@@ -233,7 +258,13 @@ func (s *cmdSandbox) begin(l sandbox.Limits) (boxed, error) {
 	if s == nil || s.cfg.Mode == sandbox.ModeOff {
 		return c, nil
 	}
-	if c.slot = s.take(); c.slot == nil {
+	if c.slot = s.take(); c.slot != nil && !c.slot.hidden.Fresh() {
+		// A directory the read rules were listed from changed: an entry
+		// made there since would be unreadable to this spawner's commands.
+		go s.retire(c.slot)
+		c.slot = nil
+	}
+	if c.slot == nil {
 		sl, err := s.newSlot()
 		if err != nil {
 			return c, fmt.Errorf("spawner: %w", err)
@@ -365,4 +396,13 @@ func (s *cmdSandbox) close() {
 		s.retire(sl)
 	}
 	s.tree.Close()
+}
+
+// orReads is exec_read_roots when set, else the reads that hide the
+// daemon's files (nil: everything is readable).
+func orReads(readRoots, hiding []string) []string {
+	if readRoots != nil {
+		return readRoots
+	}
+	return hiding
 }

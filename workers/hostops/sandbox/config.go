@@ -39,6 +39,28 @@ type Config struct {
 	Group        string   `json:"group,omitempty"` // exec_group
 	UID          int      `json:"uid"`             // -1: the daemon's
 	GID          int      `json:"gid"`             // -1: the daemon's
+	// DaemonPorts are the TCP ports of the daemon's own listeners (API,
+	// raft, agentd): commands may not connect to them (Landlock ABI 4+;
+	// exec_network none shuts every port anyway).
+	DaemonPorts []uint16 `json:"daemon_ports,omitempty"`
+	// Hidden are the daemon's files commands may not read whatever their
+	// uid: the data dir, token file, config file, log file (hidden.go).
+	Hidden []string `json:"hidden,omitempty"`
+}
+
+// HidesFiles: commands' Landlock read rules leave Hidden out. Not with
+// exec_read_roots (the operator's list decides) nor when a write root
+// covers a hidden path.
+func (c Config) HidesFiles(abi int) bool {
+	if abi < 1 || c.ReadRoots != nil || len(c.Hidden) == 0 {
+		return false
+	}
+	for _, h := range c.Hidden {
+		if Covers(c.WriteRoots, h) {
+			return false
+		}
+	}
+	return true
 }
 
 // DefaultConfig: best-effort, the default limits, any network, the

@@ -64,6 +64,11 @@ type Ruleset struct {
 	// Scoped (ABI 6): no signal to, no abstract unix socket of, a process
 	// outside the domain.
 	Scoped bool
+	// IoctlDev (ABI 5): ioctl on device files only beneath Write and on
+	// WriteFiles.
+	IoctlDev bool
+	// ConnectPorts (ABI 4): TCP connects only to these ports (landlock_net.go).
+	ConnectPorts []uint16
 }
 
 // RestrictThread applies r to the calling thread (lock it first) with the
@@ -74,21 +79,9 @@ func RestrictThread(r Ruleset, abi int) (skipped []string, err error) {
 	if abi < 1 {
 		return nil, errors.New("the kernel has no Landlock")
 	}
-	attr := unix.LandlockRulesetAttr{Access_fs: fsWrite(abi, r.Sockets)}
-	if r.Read != nil {
-		attr.Access_fs |= fsRead
-	}
-	size := unsafe.Sizeof(attr)
-	switch {
-	case abi < 4:
-		size = 8 // access_fs only
-	case abi < 6:
-		size = 16 // + access_net
-	}
-	if abi >= 6 && r.Scoped {
-		attr.Scoped = unix.LANDLOCK_SCOPE_SIGNAL | unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
-	}
-	rfd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), size, 0)
+	h := handledFor(abi, r)
+	attr := unix.LandlockRulesetAttr{Access_fs: h.FS, Access_net: h.Net, Scoped: h.Scoped}
+	rfd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), h.Size, 0)
 	if e != 0 {
 		return nil, fmt.Errorf("landlock_create_ruleset: %w", e)
 	}
@@ -129,6 +122,11 @@ func RestrictThread(r Ruleset, abi int) (skipped []string, err error) {
 	}
 	for _, p := range r.WriteFiles {
 		if err := add(p, fileRights); err != nil {
+			return skipped, err
+		}
+	}
+	if h.Net != 0 {
+		if err := allowConnectPorts(rfd, r.ConnectPorts); err != nil {
 			return skipped, err
 		}
 	}

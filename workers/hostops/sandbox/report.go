@@ -18,6 +18,15 @@ type Report struct {
 	NoNewPrivs bool           `json:"no_new_privs"`
 	Identity   IdentityReport `json:"identity"`
 	Network    string         `json:"network"`
+	// Connect is how commands are kept from the daemon's own TCP ports:
+	// landlock, netns or open (layers.go).
+	Connect string `json:"connect"`
+	// Layers are the layers that keep a command a stranger to the daemon
+	// (issue 32), each given or not on this host.
+	Layers []LayerReport `json:"layers,omitempty"`
+	// LandlockGaps are the Landlock rights this kernel's ABI lacks, each
+	// with what covers it ("open" when nothing does).
+	LandlockGaps []LandlockGap `json:"landlock_gaps,omitempty"`
 	// Missing names each layer the host does not give, and how to get it.
 	Missing []string `json:"missing,omitempty"`
 }
@@ -83,8 +92,8 @@ func (r Report) Summary() string {
 	if r.Landlock.ABI > 0 {
 		ll = fmt.Sprintf("ABI %d", r.Landlock.ABI)
 	}
-	return fmt.Sprintf("cgroup %s [%s], landlock %s, no_new_privs, user %s, network %s",
-		r.Cgroup.Mode, strings.Join(r.Cgroup.Controllers, ","), ll, r.Identity.User, r.Network)
+	return fmt.Sprintf("cgroup %s [%s], landlock %s, no_new_privs, user %s, network %s, capabilities none, no terminal, daemon ports %s",
+		r.Cgroup.Mode, strings.Join(r.Cgroup.Controllers, ","), ll, r.Identity.User, r.Network, r.Connect)
 }
 
 // Probe finds out what this host gives the sandbox configured by c,
@@ -134,6 +143,7 @@ func Probe(c Config) Report {
 	if r.Identity.UID == 0 {
 		r.Missing = append(r.Missing, "identity: commands run as root (set exec_user to an unprivileged user, e.g. useradd --system svcd-exec)")
 	}
+	r.strangerLayers(c)
 	return r
 }
 
