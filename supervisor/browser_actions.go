@@ -54,9 +54,9 @@ func (s *Server) handleBrowserAction(fixed string) HandlerFn {
 		case action == "":
 			return api.Unprocessable("missing_field", "field \"action\" is required: %s", strings.Join(bridgeproto.Actions, ", "))
 		case !bridgeproto.ValidAction(action):
-			return api.Unprocessable("invalid_action", "unknown action %q: want one of %s", clip(action), strings.Join(bridgeproto.Actions, ", "))
+			return api.Unprocessable("invalid_action", "unknown action %q: want one of %s", api.Clip(action), strings.Join(bridgeproto.Actions, ", "))
 		case platform != "" && !bridgeproto.ValidPlatform(platform):
-			return api.Unprocessable("invalid_platform", "unknown platform %q: want platform_a or platform_b", clip(platform))
+			return api.Unprocessable("invalid_platform", "unknown platform %q: want platform_a or platform_b", api.Clip(platform))
 		case platform != "" && !bridgeproto.ManagedPlatform(platform):
 			return api.Unprocessable("invalid_platform", "%s is relay only; shell and credential management covers platform_a and platform_b", platform)
 		case platform == "" && bridgeproto.PlatformScopedAction(action):
@@ -99,14 +99,14 @@ func actionOptions(action string, body map[string]json.RawMessage) (map[string]a
 		// would otherwise be passed on silently.
 		switch strings.ToLower(strings.ReplaceAll(k, "_", "")) {
 		case "action", "platform", "clientid", "client", "options":
-			return nil, api.Unprocessable("unknown_field", "unknown field %q; did you mean action, platform, clientId or options? (names are case-sensitive)", clip(k))
+			return nil, api.Unprocessable("unknown_field", "unknown field %q; did you mean action, platform, clientId or options? (names are case-sensitive)", api.Clip(k))
 		}
 		flat[k] = v
 	}
 	if action == "ws_reconnect" {
 		for k := range flat {
 			if _, alias := wsAliasNames[k]; !alias {
-				return nil, api.Unprocessable("unknown_field", "unknown ws_reconnect option %q; it takes disconnectMs, repeatCount and repeatIntervalMs (or their documented aliases)", clip(k))
+				return nil, api.Unprocessable("unknown_field", "unknown ws_reconnect option %q; it takes disconnectMs, repeatCount and repeatIntervalMs (or their documented aliases)", api.Clip(k))
 			}
 		}
 	}
@@ -140,11 +140,4 @@ func actionOptions(action string, body map[string]json.RawMessage) (map[string]a
 var wsAliasNames = map[string]struct{}{
 	"disconnectMs": {}, "disconnect_ms": {}, "delayMs": {}, "delay_ms": {}, "repeatCount": {}, "repeat_count": {},
 	"repeatIntervalMs": {}, "repeat_interval_ms": {}, "intervalMs": {}, "interval_ms": {},
-}
-
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
 }

@@ -177,7 +177,7 @@ func (s *Server) handleBrowserCancel(w http.ResponseWriter, r *http.Request) err
 	case q.Platform == "":
 		return api.Unprocessable("missing_field", "field \"platform\" is required")
 	case !bridgeproto.ValidPlatform(q.Platform):
-		return api.Unprocessable("invalid_platform", "unknown platform %q", clip(q.Platform))
+		return api.Unprocessable("invalid_platform", "unknown platform %q", api.Clip(q.Platform))
 	case q.RequestID == "":
 		return api.Unprocessable("missing_field", "field \"requestId\" is required")
 	}

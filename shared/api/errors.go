@@ -63,3 +63,12 @@ func Unavailable(code, format string, args ...any) *Error {
 func Unauthorized(format string, args ...any) *Error {
 	return NewError(http.StatusUnauthorized, "unauthorized", format, args...)
 }
+
+// Clip shortens a caller's value quoted back in an error message (64
+// bytes and an ellipsis), so an answer never echoes a huge input whole.
+func Clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}

@@ -30,7 +30,7 @@ func (h *Hub) Pick(clientID, platform string, needCreds bool) (Selection, error)
 	if clientID != "" {
 		c := h.conn(clientID)
 		if c == nil {
-			return Selection{}, api.Conflict("unknown_client", "clientId %q is not connected; GET /v1/browser lists the connected clients", clipID(clientID))
+			return Selection{}, api.Conflict("unknown_client", "clientId %q is not connected; GET /v1/browser lists the connected clients", api.Clip(clientID))
 		}
 		conns = []*Conn{c}
 	}
@@ -49,19 +49,12 @@ func (h *Hub) Pick(clientID, platform string, needCreds bool) (Selection, error)
 	return Selection{Conn: c, Target: raftstore.RecordKey(c.clientID, platform, "")}, nil
 }
 
-func clipID(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
-}
-
 // CheckRequestID refuses a requestId already in flight. Callers check before
 // asking the relay policy, so a request that will never be sent does not
 // spend a rate-limit slot; Send still decides atomically.
 func (h *Hub) CheckRequestID(id string) error {
 	if h.lookup(id) != nil {
-		return api.Conflict("duplicate_request_id", "requestId %q is already in flight", clipID(id))
+		return api.Conflict("duplicate_request_id", "requestId %q is already in flight", api.Clip(id))
 	}
 	return nil
 }
@@ -85,7 +78,7 @@ func (h *Hub) Send(sel Selection, req bridgeproto.APIRequest) (*Pending, error) 
 	req.Type = bridgeproto.TypeAPIRequest
 	p := newPending(req.RequestID, kindRequest, req.Platform, sel.Conn, pendingFrames(req.ResponseMode))
 	if !h.track(p) {
-		return nil, api.Conflict("duplicate_request_id", "requestId %q is already in flight", clipID(req.RequestID))
+		return nil, api.Conflict("duplicate_request_id", "requestId %q is already in flight", api.Clip(req.RequestID))
 	}
 	if !sel.Conn.sendNow(req) {
 		h.Finish(p)
@@ -106,7 +99,7 @@ func (h *Hub) CancelRemote(p *Pending, reason string) {
 func (h *Hub) Cancel(platform, requestID string) (clientID string, err error) {
 	p := h.lookup(requestID)
 	if p == nil || p.Kind != kindRequest || p.Platform != platform {
-		return "", api.NotFound("unknown_request", "no request %q in flight for %s", clipID(requestID), platform)
+		return "", api.NotFound("unknown_request", "no request %q in flight for %s", api.Clip(requestID), platform)
 	}
 	h.CancelRemote(p, "cancelled_by_api")
 	return p.ClientID(), nil

@@ -38,7 +38,7 @@ func (x *Relay) bufferedRelay(w http.ResponseWriter, r *http.Request, p *bridge.
 			if v.Error != "" {
 				out.Cancelled, out.Status = false, 0
 				res.Error = "relay_failed"
-				return api.NewError(http.StatusBadGateway, "relay_failed", "the page could not perform the request: %s", clip(v.Error))
+				return api.NewError(http.StatusBadGateway, "relay_failed", "the page could not perform the request: %s", api.Clip(v.Error))
 			}
 			res.Status, res.Headers, res.Body = v.Status, bridgeproto.SafeHeaders(v.Headers), v.Body
 		case *bridgeproto.StreamOpen:
@@ -61,7 +61,7 @@ func (x *Relay) bufferedRelay(w http.ResponseWriter, r *http.Request, p *bridge.
 			continue
 		case *bridgeproto.StreamError:
 			out.Cancelled, out.Status = false, 0
-			return api.NewError(http.StatusBadGateway, "relay_failed", "the stream failed: %s", clip(v.Message))
+			return api.NewError(http.StatusBadGateway, "relay_failed", "the stream failed: %s", api.Clip(v.Message))
 		case *bridgeproto.StreamEnd:
 			res.Body = body.String()
 		default:

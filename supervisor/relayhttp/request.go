@@ -38,7 +38,7 @@ func (q *Request) validate() error {
 	case q.Platform == "":
 		return api.Unprocessable("missing_field", "field \"platform\" is required: platform_a, platform_b or platform_c")
 	case !bridgeproto.ValidPlatform(q.Platform):
-		return api.Unprocessable("invalid_platform", "unknown platform %q: want platform_a, platform_b or platform_c", clip(q.Platform))
+		return api.Unprocessable("invalid_platform", "unknown platform %q: want platform_a, platform_b or platform_c", api.Clip(q.Platform))
 	}
 	if q.Prompt != nil && (q.Platform != bridgeproto.PlatformA || q.Path != "") {
 		return api.Unprocessable("invalid_field", "prompt is only for platform_a when path is omitted")
@@ -80,12 +80,4 @@ func (q *Request) validate() error {
 		return api.Unprocessable("invalid_field", "timeoutMs must be 0 (the default) to %d", maxRequestTimeout.Milliseconds())
 	}
 	return nil
-}
-
-// clip shortens a caller's value quoted back in an error message.
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
 }

@@ -146,13 +146,13 @@ func (st *stream) handle(m bridgeproto.Message) (done bool, werr error) {
 		return true, nil
 	case *bridgeproto.StreamError:
 		st.out.Cancelled, st.out.Status = false, 0
-		return true, st.fail(orDefault(v.Code, "relay_failed"), clip(v.Message))
+		return true, st.fail(orDefault(v.Code, "relay_failed"), api.Clip(v.Message))
 	case *bridgeproto.APIResponse:
 		// A page that answered in one piece: open, one event, end,
 		// written together.
 		if v.Error != "" {
 			st.out.Cancelled, st.out.Status = false, 0
-			return true, st.fail("relay_failed", clip(v.Error))
+			return true, st.fail("relay_failed", api.Clip(v.Error))
 		}
 		st.more = true
 		if werr = st.open(v.Status, v.Headers); werr == nil {
