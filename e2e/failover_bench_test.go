@@ -25,30 +25,8 @@ func BenchmarkPerfP9Failover(b *testing.B) {
 	c := startHAClusterEnv(b, []string{"SVC_LOG_LEVEL=info"})
 	defer c.Stop()
 	client := &http.Client{Timeout: 2 * time.Second}
-	write := func(d *harness.Daemon) bool {
-		req, _ := http.NewRequest("POST", d.URL+"/v1/system/pause", strings.NewReader(`{"reason":"p9"}`))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := client.Do(req)
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	}
-	roleOf := func(d *harness.Daemon) string {
-		resp, err := client.Get(d.URL + "/rolez")
-		if err != nil {
-			return ""
-		}
-		defer resp.Body.Close()
-		var env struct {
-			Data struct {
-				Role string `json:"role"`
-			} `json:"data"`
-		}
-		_ = json.NewDecoder(resp.Body).Decode(&env)
-		return env.Data.Role
-	}
+	write := func(d *harness.Daemon) bool { return failoverWrite(client, d, "p9") }
+	roleOf := func(d *harness.Daemon) string { return failoverRole(client, d) }
 	kills := benchfig.Samples(2000) / 100
 	if kills < 3 {
 		kills = 3
@@ -95,4 +73,33 @@ func BenchmarkPerfP9Failover(b *testing.B) {
 	benchfig.Report(b, benchfig.Figure{ID: "P9", Name: "leader SIGKILL -> first write acknowledged, repeated in one 2-node + witness cluster, vs a healthy write",
 		Goal: "max <= 1000 ms over 20 kills, median <= 600 ms", Baseline: benchfig.Summarize("healthy write", base, 0), Subject: benchfig.Summarize("failover", subj, 0),
 		Extra: map[string]float64{"kills": float64(len(subj)), "median_ms": ms(sorted[len(sorted)/2]), "max_ms": ms(sorted[len(sorted)-1]), "witness_won": float64(witnessWon)}})
+}
+
+// failoverWrite is one pause written to d during a failover bench: true
+// when d answered 200 (it led, or forwarded to the leader).
+func failoverWrite(client *http.Client, d *harness.Daemon, reason string) bool {
+	req, _ := http.NewRequest("POST", d.URL+"/v1/system/pause", strings.NewReader(`{"reason":"`+reason+`"}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == 200
+}
+
+// failoverRole is d's raft role from /rolez ("" when it does not answer).
+func failoverRole(client *http.Client, d *harness.Daemon) string {
+	resp, err := client.Get(d.URL + "/rolez")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	var env struct {
+		Data struct {
+			Role string `json:"role"`
+		} `json:"data"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&env)
+	return env.Data.Role
 }

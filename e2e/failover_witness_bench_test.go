@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"net/http"
 	"sort"
 	"strings"
@@ -47,30 +46,8 @@ func BenchmarkPerfP9WitnessLongest(b *testing.B) {
 		return func() { _ = syscall.Kill(d.Pid(), syscall.SIGCONT) }
 	}
 	client := &http.Client{Timeout: 2 * time.Second}
-	write := func(d *harness.Daemon) bool {
-		req, _ := http.NewRequest("POST", d.URL+"/v1/system/pause", strings.NewReader(`{"reason":"p9w"}`))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := client.Do(req)
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	}
-	roleOf := func(d *harness.Daemon) string {
-		resp, err := client.Get(d.URL + "/rolez")
-		if err != nil {
-			return ""
-		}
-		defer resp.Body.Close()
-		var env struct {
-			Data struct {
-				Role string `json:"role"`
-			} `json:"data"`
-		}
-		_ = json.NewDecoder(resp.Body).Decode(&env)
-		return env.Data.Role
-	}
+	write := func(d *harness.Daemon) bool { return failoverWrite(client, d, "p9w") }
+	roleOf := func(d *harness.Daemon) string { return failoverRole(client, d) }
 	kills := max(2, benchfig.Samples(2000)/200)
 	var equal, longest []time.Duration
 	for i := 0; i < 2*kills; i++ {
