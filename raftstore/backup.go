@@ -154,6 +154,16 @@ func (n *Node) RestoreBackup(ctx context.Context, h snapfile.Header, payload []b
 	if h.ClusterID != "" && h.ClusterID != id && !opts.Force {
 		return RestoreReport{}, &ClusterMismatchError{Snapshot: h.ClusterID, Cluster: id}
 	}
+	// raft refuses a restore while its latest configuration entry (a member
+	// that has just joined) is not yet applied; a barrier applies everything
+	// committed before it, that entry included. It also makes the live view
+	// read below current.
+	if err := n.Barrier(ctx); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
+			return RestoreReport{}, ErrNotLeader
+		}
+		return RestoreReport{}, fmt.Errorf("raft barrier before the restore: %w", err)
+	}
 	var live liveRestoreView
 	n.Read(func(s *State) { live = takeLiveView(s) })
 	report := mergeRestoredPairing(&snap.Pairing, live, h, opts)
