@@ -182,6 +182,33 @@ func (c *checker) runtime() {
 	}
 	b, _ := json.Marshal(sb)
 	info("runtime_sandbox", string(b))
+	// What the guest's kernel lacks is said, with what covers each gap: one
+	// landlock_gaps entry per ABI above the kernel's that adds a right.
+	abi := sandbox.LandlockABI()
+	var report struct {
+		Gaps []struct {
+			Right   string `json:"right"`
+			NeedABI int    `json:"need_abi"`
+			Covered string `json:"covered"`
+		} `json:"landlock_gaps"`
+	}
+	_ = json.Unmarshal(b, &report)
+	listed := map[int]bool{}
+	for _, g := range report.Gaps {
+		if g.NeedABI <= abi || g.Covered == "" {
+			c.fail("runtime", "landlock gap %q (ABI %d) on an ABI %d kernel, covered %q", g.Right, g.NeedABI, abi, g.Covered)
+			return
+		}
+		listed[g.NeedABI] = true
+	}
+	// ABIs 2 to 6 each add a right a command could use (REFER, TRUNCATE,
+	// TCP rules, IOCTL_DEV, scopes); 7 adds audit logging only.
+	for need := max(abi+1, 2); need <= 6 && abi > 0; need++ {
+		if !listed[need] {
+			c.fail("runtime", "the kernel's Landlock ABI is %d, but /v1/runtime lists no gap of ABI %d", abi, need)
+			return
+		}
+	}
 	c.pass("runtime")
 }
 
