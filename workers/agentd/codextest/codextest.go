@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // EnvBin names the variable that overrides where the codex binary is.
@@ -46,10 +47,39 @@ func Bin(t testing.TB) string {
 // baseURL (http://127.0.0.1:port/v1), so Codex makes no outside connection.
 func Home(t testing.TB, baseURL string) string {
 	t.Helper()
-	dir := t.TempDir()
+	dir := killedTreeDir(t, "codex-home-")
 	if err := WriteConfig(dir, baseURL); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// killedTreeDir is a temporary folder for a process that dies after the
+// test's own clean-up killed the daemon: SIGKILL reaches the daemon at
+// once, but its workers and their Codex child die in turn by their parent-
+// death signals, and Codex may still write its session files meanwhile.
+// t.TempDir's removal fails on such a late file ("directory not empty");
+// this one retries for up to 5 s, then reports what is left.
+func killedTreeDir(t testing.TB, pattern string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			err := os.RemoveAll(dir)
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("remove %s: %v (a process of the killed daemon still writes there)", dir, err)
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
 	return dir
 }
 
@@ -77,5 +107,5 @@ stream_max_retries = 0
 // agentd kill tests do that) leaves the lock, so every later login shell
 // on the machine waits 60 s for it — an accepted command then times out.
 func ShellHomeEnv(t testing.TB) string {
-	return "HOME=" + t.TempDir()
+	return "HOME=" + killedTreeDir(t, "codex-shell-home-")
 }
