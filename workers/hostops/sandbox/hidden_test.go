@@ -10,7 +10,19 @@ import (
 // HiddenReads lists every entry along the way to a hidden path but that
 // way, and its stamp goes stale when an entry is added there.
 func TestHiddenReads(t *testing.T) {
-	base := t.TempDir()
+	// Not under /tmp: the stamp covers every folder on the way to the
+	// hidden path, and other tests add entries to /tmp all the time, which
+	// rightly makes a stamp there stale at once. The package's own folder
+	// changes only when this test writes to it.
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := os.MkdirTemp(wd, "hidden-reads-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
 	for _, d := range []string{"a/data/x", "a/other", "b"} {
 		os.MkdirAll(filepath.Join(base, d), 0o755)
 	}
