@@ -71,7 +71,7 @@ chaos:
 # Issue 31: the shipped unit on a Debian 12 guest in QEMU (TCG), checked
 # from inside by e2e/vm/guestcheck (scripts/vm/run: root; the guest image is
 # built from Debian's packages and cached in /var/cache/svcd-vm), and the
-# unit tests of shared/, raftstore/ and workers/hostops/ built for arm64 and
+# unit tests of shared/, raftstore/ and workers/hostops/sandbox/ built for arm64 and
 # run under qemu-user (scripts/test-arm64).
 .PHONY: test-vm test-arm64
 test-vm:
