@@ -246,17 +246,7 @@ func TestExtensionAsksOnlyForGrantedSites(t *testing.T) {
 		})
 		reloadAndWait(t, b, tabA)
 		waitUntil(t, 15*time.Second, "the content script in the granted page", func() bool { br, rl := pageMarks(b, tabA); return br && rl })
-		waitUntil(t, 15*time.Second, "the capture of the granted site", func() bool {
-			for _, r := range readModel(t, d, "?platform=platform_a").Records {
-				if r.CredentialFingerprint != "" && strings.Contains(strings.Join(r.HeaderNames, ","), "x-csrf-token") {
-					return true
-				}
-			}
-			return false
-		})
-		if st, body := relayAnswer(d, "platform_a"); st != 200 || !strings.Contains(body, "hello from platform_a") {
-			t.Fatalf("relay after the grant: %d %s", st, body)
-		}
+		waitCaptureThenRelay(t, d, "the capture of the granted site", "relay after the grant")
 	})
 
 	t.Run("removed", func(t *testing.T) {
@@ -289,4 +279,22 @@ func TestExtensionAsksOnlyForGrantedSites(t *testing.T) {
 			t.Fatalf("relay after the removal: %d %s", st, body)
 		}
 	})
+}
+
+// waitCaptureThenRelay waits until platform_a's credential is captured
+// (what names the wait) and then relays a request through it: the page's
+// grant works end to end. step names the relay in its failure.
+func waitCaptureThenRelay(t *testing.T, d *harness.Daemon, what, step string) {
+	t.Helper()
+	waitUntil(t, 15*time.Second, what, func() bool {
+		for _, r := range readModel(t, d, "?platform=platform_a").Records {
+			if r.CredentialFingerprint != "" && strings.Contains(strings.Join(r.HeaderNames, ","), "x-csrf-token") {
+				return true
+			}
+		}
+		return false
+	})
+	if st, body := relayAnswer(d, "platform_a"); st != 200 || !strings.Contains(body, "hello from platform_a") {
+		t.Fatalf("%s: %d %s", step, st, body)
+	}
 }

@@ -101,17 +101,7 @@ func TestExtensionUpdateFromAllURLs(t *testing.T) {
 	b.openTab(origin + "/")
 	tab := b.attach(b.waitTarget("page", origin, 10*time.Second).TargetID)
 	waitUntil(t, 15*time.Second, "the scripts in the platform page", func() bool { br, rl := pageMarks(b, tab); return br && rl })
-	waitUntil(t, 15*time.Second, "the platform's capture", func() bool {
-		for _, r := range readModel(t, d, "?platform=platform_a").Records {
-			if r.CredentialFingerprint != "" && strings.Contains(strings.Join(r.HeaderNames, ","), "x-csrf-token") {
-				return true
-			}
-		}
-		return false
-	})
-	if st, body := relayAnswer(d, "platform_a"); st != 200 || !strings.Contains(body, "hello from platform_a") {
-		t.Fatalf("relay after the update: %d %s", st, body)
-	}
+	waitCaptureThenRelay(t, d, "the platform's capture", "relay after the update")
 
 	// Nothing was left to grant again, and the options page offers to narrow
 	// the old grant.
