@@ -209,8 +209,16 @@ func (c *Cgroup) pwrite(key, v string) error {
 	if !ok {
 		return fmt.Errorf("no %s file", key)
 	}
-	_, err := unix.Pwrite(fd, []byte(v), 0)
-	return err
+	// A write that lowers a memory limit makes the kernel reclaim first, and
+	// a signal (Go's own preemption SIGURG among them) interrupts it with
+	// EINTR: retry, as Go's os.File does for its own writes. Seen once as
+	// "set memory limit: interrupted system call" in TestSandboxMemoryHogOOMKilledAlone.
+	for {
+		_, err := unix.Pwrite(fd, []byte(v), 0)
+		if err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 // pread reads the opened control file key (small files only).
@@ -221,6 +229,9 @@ func (c *Cgroup) pread(key string) (string, bool) {
 	}
 	var buf [512]byte
 	n, err := unix.Pread(fd, buf[:], 0)
+	for err == unix.EINTR {
+		n, err = unix.Pread(fd, buf[:], 0)
+	}
 	if err != nil || n < 0 {
 		return "", false
 	}
