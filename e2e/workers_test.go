@@ -21,7 +21,9 @@ import (
 func pollHealthz(d *harness.Daemon, stop <-chan struct{}) (failures, total *atomic.Int64, done <-chan struct{}) {
 	failures, total = &atomic.Int64{}, &atomic.Int64{}
 	ch := make(chan struct{})
-	client := &http.Client{Timeout: time.Second}
+	// Whether /healthz answers while a worker is down, not how fast: on a
+	// machine loaded beyond its cores one answer can take over a second.
+	client := &http.Client{Timeout: 15 * time.Second}
 	go func() {
 		defer close(ch)
 		for {
@@ -79,8 +81,7 @@ func TestWorkerSIGKILLDuringExec(t *testing.T) {
 		resp := d.DoAuth("POST", "/v1/exec", map[string]any{"command": fmt.Sprintf("sleep 300 & echo $! > %s; echo $$ >> %s; sleep 300", pidFile, pidFile)})
 		answered <- answer{resp.Status, resp.Body}
 	}()
-	pids := readPids(t, pidFile, 2, 5*time.Second)
-	budget := restartBudget(t)
+	pids := readPids(t, pidFile, 2, workerBackWithin)
 	if err := syscall.Kill(before.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -89,14 +90,17 @@ func TestWorkerSIGKILLDuringExec(t *testing.T) {
 	var a answer
 	select {
 	case a = <-answered:
-	case <-time.After(5 * time.Second):
+	case <-time.After(workerBackWithin):
 		t.Fatal("the exec in flight did not answer after its worker was killed")
 	}
 	var env envelope[any]
 	if err := jsonUnmarshal(a.body, &env); err != nil || a.status != 503 || env.OK || env.Error.Code != "worker_crashed" || env.Error.Message == "" {
 		t.Fatalf("call on the killed worker: %d %s", a.status, a.body)
 	}
-	// The next exec succeeds within a second of the kill (restartBudget).
+	// The worker comes back by itself and the next exec succeeds. How fast
+	// is P7's benchmark (BenchmarkPerfP7Restart, ≈90 ms on a quiet
+	// machine); here only that it does, within a deadline no healthy
+	// restart comes near (a crash-looping or wedged worker never makes it).
 	var next opOutcome[execRes]
 	for {
 		resp := d.DoAuth("POST", "/v1/exec", map[string]any{"command": "echo back"})
@@ -106,16 +110,18 @@ func TestWorkerSIGKILLDuringExec(t *testing.T) {
 			next = e.Data
 			break
 		}
-		if time.Since(killedAt) > budget {
-			t.Fatalf("exec still failing %s after the worker was killed (budget %s): %d %s", time.Since(killedAt), budget, resp.Status, resp.Body)
+		if time.Since(killedAt) > workerBackWithin {
+			t.Fatalf("exec still failing %s after the worker was killed: %d %s", time.Since(killedAt), resp.Status, resp.Body)
 		}
+		time.Sleep(5 * time.Millisecond)
 	}
-	if !next.OK || next.Result.Stdout != "back\n" || time.Since(killedAt) > budget {
-		t.Fatalf("next exec: %+v after %s (budget %s)", next, time.Since(killedAt), budget)
+	t.Logf("exec served again %s after the kill", time.Since(killedAt))
+	if !next.OK || next.Result.Stdout != "back\n" {
+		t.Fatalf("next exec: %+v", next)
 	}
-	waitDead(t, 2*time.Second, "commands of the killed worker", pids...)
+	waitDead(t, workerBackWithin, "commands of the killed worker", pids...)
 
-	after := waitWorker(t, d, 2*time.Second, "restarted", func(w workerInfo) bool { return w.State == "running" && w.Pid != before.Pid })
+	after := waitWorker(t, d, workerBackWithin, "restarted", func(w workerInfo) bool { return w.State == "running" && w.Pid != before.Pid })
 	if after.Restarts != 1 || after.LastExit == nil || after.LastExit.Signal != "SIGKILL" || after.LastExit.Pid != before.Pid || after.LastExit.At == "" {
 		t.Fatalf("worker after the kill: %+v (last exit %+v)", after, after.LastExit)
 	}
@@ -189,7 +195,7 @@ func TestRollingRestartUnderLoadFailsNoCall(t *testing.T) {
 	// Old instances are gone.
 	for pid := range pids {
 		if pid != w.Pid {
-			waitDead(t, 3*time.Second, "replaced worker instance", pid)
+			waitDead(t, workerBackWithin, "replaced worker instance", pid)
 		}
 	}
 	if resp := d.DoAuth("POST", "/v1/workers/restart", map[string]any{"worker": "all"}); resp.Status != 200 {
@@ -230,7 +236,7 @@ func nothingOutlivesSupervisorSIGKILL(t *testing.T, pidDir string, env ...string
 			resp.Body.Close()
 		}
 	}()
-	pids := readPids(t, pidFile, 2, 5*time.Second)
+	pids := readPids(t, pidFile, 2, workerBackWithin)
 	pids = append(pids, w.Pid)
 	// Every worker, not only hostops: each must go with the supervisor.
 	for _, other := range workersOf(t, d) {
@@ -245,7 +251,7 @@ func nothingOutlivesSupervisorSIGKILL(t *testing.T, pidDir string, env ...string
 	}
 	t.Logf("before the kill: background child, shell, hostops worker, other workers = %v", pids)
 	d.Kill() // SIGKILL to the supervisor only, not its process group
-	waitDead(t, 3*time.Second, "workers and exec children after SIGKILL of the supervisor", pids...)
+	waitDead(t, workerBackWithin, "workers and exec children after SIGKILL of the supervisor", pids...)
 }
 
 func TestCrashLoopMarksWorkerFailed(t *testing.T) {
@@ -254,11 +260,11 @@ func TestCrashLoopMarksWorkerFailed(t *testing.T) {
 		"SVC_WORKER_CRASH_LOOP_COUNT=3", "SVC_WORKER_CRASH_LOOP_WINDOW_MS=60000", "SVC_WORKER_BACKOFF_BASE_MS=10",
 	}})
 	for i := 0; i < 3; i++ {
-		w := waitWorker(t, d, 3*time.Second, "running", func(w workerInfo) bool { return w.State == "running" })
+		w := waitWorker(t, d, workerBackWithin, "running", func(w workerInfo) bool { return w.State == "running" })
 		syscall.Kill(w.Pid, syscall.SIGKILL)
-		waitWorker(t, d, 3*time.Second, "gone", func(x workerInfo) bool { return x.Pid != w.Pid })
+		waitWorker(t, d, workerBackWithin, "gone", func(x workerInfo) bool { return x.Pid != w.Pid })
 	}
-	failed := waitWorker(t, d, 3*time.Second, "failed", func(w workerInfo) bool { return w.State == "failed" })
+	failed := waitWorker(t, d, workerBackWithin, "failed", func(w workerInfo) bool { return w.State == "failed" })
 	if failed.Pid != 0 || failed.LastExit == nil || failed.LastExit.Signal != "SIGKILL" {
 		t.Fatalf("failed worker: %+v", failed)
 	}
@@ -324,7 +330,7 @@ func TestGracefulShutdownStopsWorker(t *testing.T) {
 	if err := d.Terminate(15 * time.Second); err != nil {
 		t.Fatalf("SIGTERM: %v\n%s", err, d.Logs())
 	}
-	waitDead(t, 2*time.Second, "worker after SIGTERM of the supervisor", w.Pid)
+	waitDead(t, workerBackWithin, "worker after SIGTERM of the supervisor", w.Pid)
 }
 
 // stateOf is the state of the named worker in ws ("" when absent).
@@ -387,25 +393,8 @@ func pidsOf(ws []workerInfo) []int {
 	return out
 }
 
-// restartBudget is how long a worker restart may take before the next exec
-// succeeds: a second, or six starts of the svcd binary measured now when
-// that is more. A restart is a start of this binary (the worker is `svcd
-// worker hostops`) plus a handshake: ≈90 ms on a quiet machine
-// (docs/performance.md, P7), where the second is ten times that. On a
-// machine loaded far beyond its cores a bare `svcd version` alone was
-// measured at 170–490 ms, and the worker's start to its handshake at
-// 210–690 ms with the exec sandbox on and 300–560 ms with it off (the
-// sandbox's own setup is a few ms); a fixed second then fails on load, not
-// on a slow restart. The restart's speed itself is P7's benchmark.
-func restartBudget(t *testing.T) time.Duration {
-	t.Helper()
-	start := time.Now()
-	if err := exec.Command(harness.Binary(t), "version").Run(); err != nil {
-		t.Fatal(err)
-	}
-	if b := 6 * time.Since(start); b > time.Second {
-		t.Logf("restart budget %s: the svcd binary took %s to start", b, b/6)
-		return b
-	}
-	return time.Second
-}
+// workerBackWithin bounds how long a killed worker may take to serve
+// again before a test calls it broken. It is a liveness deadline, not a
+// speed goal: the restart's speed is P7's benchmark, and a fixed second
+// failed on load alone (1.85 s beside a second make test, issue 35).
+const workerBackWithin = 30 * time.Second

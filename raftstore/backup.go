@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -37,18 +38,32 @@ func (b *Backup) Close() error { return b.payload.Close() }
 // writes go on meanwhile) and opens it. Every write acknowledged before the
 // call is in it. When nothing was written since the last snapshot, that
 // one is the current state and is opened instead.
-func (n *Node) OpenBackup() (*Backup, error) {
+func (n *Node) OpenBackup(ctx context.Context) (*Backup, error) {
 	var (
 		meta *raft.SnapshotMeta
 		rc   io.ReadCloser
+		err  error
 	)
-	fut := n.raft.Snapshot()
-	err := fut.Error()
-	switch {
-	case err == nil:
-		meta, rc, err = fut.Open()
-	case errors.Is(err, raft.ErrNothingNewToSnapshot):
-		meta, rc, err = n.openLatestSnapshot()
+	for {
+		fut := n.raft.Snapshot()
+		err = fut.Error()
+		switch {
+		case err == nil:
+			meta, rc, err = fut.Open()
+		case errors.Is(err, raft.ErrNothingNewToSnapshot):
+			meta, rc, err = n.openLatestSnapshot()
+		case configurationNotApplied(err):
+			// Right after a member joined, raft refuses a snapshot until the
+			// FSM has applied that configuration entry: a matter of
+			// milliseconds, which a save must wait out rather than fail.
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("take raft snapshot: %w (%v)", err, ctx.Err())
+			case <-time.After(10 * time.Millisecond):
+				continue
+			}
+		}
+		break
 	}
 	if err != nil {
 		return nil, fmt.Errorf("take raft snapshot: %w", err)
@@ -93,6 +108,12 @@ func decodeRestoredState(payload []byte) (*State, error) {
 		return nil, err
 	}
 	return &s, nil
+}
+
+// configurationNotApplied: raft's (unexported, text-only) refusal to take a
+// snapshot while its latest configuration entry is still being applied.
+func configurationNotApplied(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "wait until the configuration entry")
 }
 
 // ReadBackup reads and checks a whole snapshot file (snapfile.Read) and its

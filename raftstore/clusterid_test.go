@@ -11,7 +11,7 @@ import (
 
 func backupOf(t *testing.T, n *Node) ([]byte, []byte) {
 	t.Helper()
-	b, err := n.OpenBackup()
+	b, err := n.OpenBackup(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,11 @@
 package supervisor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/raftstore/snapfile"
@@ -35,7 +37,11 @@ func (s *Server) snapshotRoutes() []Route {
 }
 
 func (s *Server) handleSnapshotSave(w http.ResponseWriter, r *http.Request) error {
-	b, err := s.node.OpenBackup()
+	// A save right after a member joined waits for raft to apply that
+	// configuration entry (OpenBackup), a few milliseconds, bounded here.
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	b, err := s.node.OpenBackup(ctx)
 	if err != nil {
 		return api.Unavailable("snapshot_failed", "%v", err)
 	}

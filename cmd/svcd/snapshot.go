@@ -95,7 +95,7 @@ func snapshotSaveOffline(ctx context.Context, dataDir, nodeID, file string) erro
 	if err := node.Barrier(wctx); err != nil {
 		return fmt.Errorf("apply raft log: %w", err)
 	}
-	b, err := node.OpenBackup()
+	b, err := node.OpenBackup(wctx)
 	if err != nil {
 		return err
 	}
