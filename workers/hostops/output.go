@@ -1,8 +1,12 @@
 package hostops
 
 import (
-	"io"
+	"errors"
+	"os"
 	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // cappedBuffer keeps the first cap bytes of a stream and counts the rest, so
@@ -31,21 +35,53 @@ func (b *cappedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// drain copies r into b until EOF or a read error (the read end was closed),
-// through a buffer from bufs.
-func (b *cappedBuffer) drain(r io.Reader, bufs *sync.Pool) {
+// drain copies f into b until EOF, through a buffer from bufs. When the
+// kill grace ends reading (awaitDrains sets a read deadline: something that
+// left the group still holds the pipe), what the pipe already holds is
+// taken too (drainBuffered): a reader the scheduler ran late must not lose
+// output the command wrote before it ended.
+func (b *cappedBuffer) drain(f *os.File, bufs *sync.Pool) {
 	bp := bufs.Get().(*[]byte)
 	defer bufs.Put(bp)
 	buf := *bp
 	for {
-		n, err := r.Read(buf)
+		n, err := f.Read(buf)
 		if n > 0 {
 			_, _ = b.Write(buf[:n])
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			b.drainBuffered(f, buf)
+			return
 		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// finalReads bounds drainBuffered: a writer that outlived the group may
+// keep writing; what it writes after the grace is not the command's output.
+const finalReads = 64
+
+// drainBuffered reads what the pipe holds now, without waiting for more.
+func (b *cappedBuffer) drainBuffered(f *os.File, buf []byte) {
+	if f.SetReadDeadline(time.Time{}) != nil {
+		return
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Read(func(fd uintptr) bool {
+		for i := 0; i < finalReads; i++ {
+			n, err := unix.Read(int(fd), buf)
+			if n <= 0 || err != nil {
+				break
+			}
+			_, _ = b.Write(buf[:n])
+		}
+		return true // done: never wait on the poller for more
+	})
 }
 
 func (b *cappedBuffer) result() ([]byte, bool) {
