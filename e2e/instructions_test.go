@@ -19,8 +19,18 @@ import (
 // directories.
 func instrDaemon(t *testing.T, writeRoot string) *harness.Daemon {
 	t.Helper()
+	return instrDaemonWithBlockTimeout(t, writeRoot, instrBlockTimeoutMs)
+}
+
+// instrBlockTimeoutMs is the blocks' bound in the instruction tests: a
+// liveness deadline (a block that never ends fails within it), not a speed
+// goal. A 3 s bound failed three quick parallel blocks on a loaded machine.
+const instrBlockTimeoutMs = 30000
+
+func instrDaemonWithBlockTimeout(t *testing.T, writeRoot string, blockTimeoutMs int) *harness.Daemon {
+	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "svcd.hcl")
-	if err := os.WriteFile(cfg, []byte("instr_max_rounds = 3\ninstr_block_timeout_ms = 3000\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("instr_max_rounds = 3\ninstr_block_timeout_ms = %d\n", blockTimeoutMs)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return harness.Start(t, harness.Options{Args: []string{"-config", cfg}, Env: []string{"SVC_EXEC_WRITE_ROOTS=" + writeRoot}})
@@ -131,10 +141,12 @@ func TestInstructions(t *testing.T) {
 
 	t.Run("run: parallel blocks, one failing", func(t *testing.T) {
 		// Each block announces itself, then waits for the other two: run one
-		// after another, the first would wait for files that never come.
+		// after another, the first would wait for files that never come,
+		// until the block timeout fails it. How soon three execs start
+		// depends on the machine's load, so the wait has no bound of its own.
 		var text string
 		for i := 0; i < 3; i++ {
-			text += block("@svc::exec", fmt.Sprintf("touch %s/p%d; for n in $(seq 1 100); do [ -e %s/p0 ] && [ -e %s/p1 ] && [ -e %s/p2 ] && break; sleep 0.05; done; [ -e %s/p0 ] && [ -e %s/p1 ] && [ -e %s/p2 ] && echo met-%d", dir, i, dir, dir, dir, dir, dir, dir, i))
+			text += block("@svc::exec", fmt.Sprintf("touch %s/p%d; until [ -e %s/p0 ] && [ -e %s/p1 ] && [ -e %s/p2 ]; do sleep 0.05; done; echo met-%d", dir, i, dir, dir, dir, i))
 		}
 		text += block("@svc::exec::echo partial; exit 3")
 		res := runInstr(t, d, text, true)
@@ -152,8 +164,11 @@ func TestInstructions(t *testing.T) {
 	})
 
 	t.Run("run: per-block timeout fails that block only", func(t *testing.T) {
-		res := runInstr(t, d, block("@svc::exec::{\"command\":\"sleep 20\",\"timeoutMs\":30000}")+block("@svc::exec::echo quick"), true)
-		if o := res.Results[0]; o.OK || o.Error == nil || o.Error.Code != "timeout" || !strings.Contains(res.Report, "失败\nPOST /v1/exec did not finish within 3000 ms") {
+		// A daemon of its own with a shorter block timeout, still long
+		// enough for the quick block on a loaded machine.
+		d := instrDaemonWithBlockTimeout(t, dir, 8000)
+		res := runInstr(t, d, block("@svc::exec::{\"command\":\"sleep 120\",\"timeoutMs\":300000}")+block("@svc::exec::echo quick"), true)
+		if o := res.Results[0]; o.OK || o.Error == nil || o.Error.Code != "timeout" || !strings.Contains(res.Report, "失败\nPOST /v1/exec did not finish within 8000 ms") {
 			t.Fatalf("slow block: %+v\n%s", o, res.Report)
 		}
 		if !res.Results[1].OK {
