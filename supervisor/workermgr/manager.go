@@ -48,6 +48,9 @@ type Spec struct {
 	// (pluginkit.NewHopPair), handed to the dispensed client half when it
 	// is a pluginkit.HopAttacher.
 	Hop bool
+	// EnvAt, when set, adds KEY=VALUE computed at each spawn (a config a
+	// SIGHUP may have changed since the manager was made).
+	EnvAt func() []string
 }
 
 // Options tune the manager; zero values take the defaults below.
