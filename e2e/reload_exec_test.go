@@ -169,3 +169,60 @@ func TestSIGHUPReloadsExecLimitsAndRootsForNewCommands(t *testing.T) {
 	}
 	checkNew("after the refused missing root")
 }
+
+// TestSIGHUPMovesTheRootsOfAConfinedHostopsWorker: with
+// hostops_allowed_roots set the worker confines itself by Landlock at start
+// (confine.go), and Landlock only narrows, so moving the roots from A to B
+// replaces the worker by a rolling restart (spawned with B) instead of
+// reconfiguring it in place. File routes and commands then reach B and not
+// A, and /v1/runtime shows B.
+func TestSIGHUPMovesTheRootsOfAConfinedHostopsWorker(t *testing.T) {
+	dir := t.TempDir()
+	rootA, rootB := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for _, r := range []string{rootA, rootB} {
+		if err := os.Mkdir(r, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfgPath := filepath.Join(dir, "svcd.hcl")
+	writeRoots := func(root string) {
+		if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf("hostops_allowed_roots = [%q]\n", root)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeRoots(rootA)
+	d := harness.Start(t, harness.Options{Args: []string{"-config", cfgPath}})
+	needSandbox(t, d, "landlock")
+	before := hostopsWorker(t, d)
+	if env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", before.Pid)); err != nil || !strings.Contains(string(env), "SVCD_HOSTOPS_CONFINED=1") {
+		t.Fatalf("the hostops worker is not confined (%v)", err)
+	}
+	if r := fileCall(t, d, "/v1/files/write", map[string]any{"path": filepath.Join(rootA, "f"), "content": "a"}); !r.OK {
+		t.Fatalf("files/write under A before the reload: %+v", r)
+	}
+
+	writeRoots(rootB)
+	line := hup(t, d, 1)
+	t.Logf("reload: %s", line)
+	if !strings.Contains(line, "hostops_allowed_roots") || strings.Contains(line, "failed") {
+		t.Fatalf("the reload did not apply hostops_allowed_roots: %s", line)
+	}
+	if after := hostopsWorker(t, d); after.Pid == before.Pid {
+		t.Fatalf("the confined worker (pid %d) was not replaced", before.Pid)
+	}
+	if r := fileCall(t, d, "/v1/files/write", map[string]any{"path": filepath.Join(rootB, "f"), "content": "b"}); !r.OK {
+		t.Errorf("files/write under B after the reload: %+v", r)
+	}
+	if resp := d.DoAuth("POST", "/v1/files/write", map[string]any{"path": filepath.Join(rootA, "g"), "content": "a"}); resp.Status != 403 || !strings.Contains(string(resp.Body), "path_not_allowed") {
+		t.Errorf("files/write under A after the reload: want 403 path_not_allowed, got %d %s", resp.Status, resp.Body)
+	}
+	if r := execCall(t, d, map[string]any{"command": "echo b > g && echo a > " + rootA + "/h", "cwd": rootB}); r.OK || !strings.Contains(r.Result.Stderr, "Permission denied") {
+		t.Errorf("exec under B writing A: want Permission denied on A, got %+v", r)
+	}
+	if b, err := os.ReadFile(filepath.Join(rootB, "g")); err != nil || string(b) != "b\n" {
+		t.Errorf("exec did not write under B: %q %v", b, err)
+	}
+	if _, roots := runtimeSandbox(t, d); !slices.Contains(roots, rootB) || slices.Contains(roots, rootA) {
+		t.Errorf("/v1/runtime write roots %v: want B without A", roots)
+	}
+}

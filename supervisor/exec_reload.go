@@ -131,10 +131,7 @@ func (s *Server) reconfigureWorker(hcfg hostops.Config) error {
 		return nil
 	case errors.Is(err, hostops.ErrRespawn):
 		s.log.Info("the hostops worker is confined to its start's roots; replacing it to apply the new ones", "reason", err)
-		if _, rerr := s.workers.Restart(ctx, hostops.Name); rerr != nil {
-			return fmt.Errorf("restart the hostops worker for its new roots: %w", rerr)
-		}
-		return nil
+		return s.replaceHostops(ctx)
 	case errors.Is(err, workermgr.ErrFailed), errors.Is(err, workermgr.ErrUnavailable), errors.Is(err, workermgr.ErrClosed):
 		s.log.Info("the hostops worker is not running; it starts with the new exec settings", "state", err)
 		return nil
@@ -156,4 +153,38 @@ func (s *Server) updateSandboxReport(hcfg hostops.Config) {
 		r.Landlock.ReadRoots = hcfg.Sandbox.ReadRoots
 	}
 	s.sandbox.Store(&r)
+}
+
+// replaceHostops starts a rolling restart of the hostops worker and waits
+// (bounded by ctx) until the new instance, spawned with the settings now
+// in force, takes new calls. The old one finishes its calls in the
+// background: Restart's answer comes only after the drain, which may last
+// drain_timeout_ms, and a SIGHUP must not wait for it.
+func (s *Server) replaceHostops(ctx context.Context) error {
+	before, _ := s.workers.Get(hostops.Name)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.workers.Restart(context.Background(), hostops.Name)
+		if err != nil {
+			s.log.Error("rolling restart of the hostops worker for its new roots failed", "error", err)
+		}
+		done <- err
+	}()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if now, ok := s.workers.Get(hostops.Name); ok && now.Pid != before.Pid && now.State == workermgr.StateRunning {
+			return nil
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				return fmt.Errorf("restart the hostops worker for its new roots: %w", err)
+			}
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("restart the hostops worker for its new roots: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
 }
