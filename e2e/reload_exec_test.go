@@ -110,6 +110,9 @@ func TestSIGHUPReloadsExecLimitsAndRootsForNewCommands(t *testing.T) {
 	if strings.Contains(line, "failed") {
 		t.Errorf("the reload failed: %s", line)
 	}
+	if _, rest, _ := strings.Cut(line, "needs_restart="); strings.Contains(rest, "exec_") {
+		t.Errorf("exec keys reported as needing a restart: %s", line)
+	}
 	checkNew := func(when string) {
 		t.Helper()
 		if r := execCall(t, d, map[string]any{"command": forkSixteen, "timeoutMs": 30000}); !r.Result.PidsLimitHit {

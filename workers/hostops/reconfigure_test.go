@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -156,4 +157,39 @@ func runIn(t *testing.T, l *Local, cwd, command string) ExecResult {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// FuzzReconfigureConfig is the worker's Reconfigure input: the config JSON
+// a supervisor sends (GRPCServer.Reconfigure decodes it as ConfigEnv). No
+// input panics; an accepted one changes only the reloadable keys and keeps
+// its limits within their maximum.
+func FuzzReconfigureConfig(f *testing.F) {
+	old := DefaultConfig()
+	old.Sandbox.ScratchRoot = "/tmp/svcd-fuzz-scratch"
+	old.Sandbox.WriteRoots = sandbox.WriteRootsFor(nil, nil, old.Sandbox.ScratchRoot)
+	enc, err := old.Encode()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(enc)
+	f.Add(strings.Replace(enc, `"pids":256`, `"pids":8`, 1))
+	f.Add(strings.Replace(enc, `"mode":"best-effort"`, `"mode":"off"`, 1))
+	f.Add(`{"allowed_roots":["relative"],"rlimits":{"nofile":64}}`)
+	f.Add(`{"sandbox":{"limits":{"pids":-1}}}`)
+	f.Add(`not json`)
+	f.Fuzz(func(t *testing.T, in string) {
+		next, err := DecodeConfig(in)
+		if err != nil {
+			return
+		}
+		if ValidateReconfigure(old, next) != nil {
+			return
+		}
+		if !reflect.DeepEqual(fixedPart(old), fixedPart(next)) {
+			t.Fatalf("accepted a change outside the reloadable keys: %+v", next)
+		}
+		if err := next.Sandbox.Limits.Within(next.Sandbox.MaxLimits); err != nil {
+			t.Fatalf("accepted limits over their maximum: %v", err)
+		}
+	})
 }
