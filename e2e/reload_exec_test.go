@@ -77,6 +77,7 @@ func TestSIGHUPReloadsExecLimitsAndRootsForNewCommands(t *testing.T) {
 	cfgPath := filepath.Join(dir, "svcd.hcl")
 	execReloadConfig(t, cfgPath, "pids=32", rootA)
 	d := harness.Start(t, harness.Options{Args: []string{"-config", cfgPath}})
+	noDataRace(t, d)
 	needSandbox(t, d, "cgroup", "pids", "landlock")
 	if pids, roots := runtimeSandbox(t, d); pids != 32 || !slices.Contains(roots, rootA) {
 		t.Fatalf("/v1/runtime before the reload: pids %d, write roots %v", pids, roots)
@@ -195,6 +196,7 @@ func TestSIGHUPMovesTheRootsOfAConfinedHostopsWorker(t *testing.T) {
 	}
 	writeRoots(rootA)
 	d := harness.Start(t, harness.Options{Args: []string{"-config", cfgPath}})
+	noDataRace(t, d)
 	needSandbox(t, d, "landlock")
 	before := hostopsWorker(t, d)
 	if env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", before.Pid)); err != nil || !strings.Contains(string(env), "SVCD_HOSTOPS_CONFINED=1") {
@@ -228,4 +230,14 @@ func TestSIGHUPMovesTheRootsOfAConfinedHostopsWorker(t *testing.T) {
 	if _, roots := runtimeSandbox(t, d); !slices.Contains(roots, rootB) || slices.Contains(roots, rootA) {
 		t.Errorf("/v1/runtime write roots %v: want B without A", roots)
 	}
+}
+
+// noDataRace fails the test if the daemon reported a data race (with
+// SVCD_E2E_RACE=1 the harness builds it race-enabled).
+func noDataRace(t *testing.T, d *harness.Daemon) {
+	t.Cleanup(func() {
+		if strings.Contains(d.Logs(), "DATA RACE") {
+			t.Errorf("the daemon reported a data race:\n%s", d.Logs())
+		}
+	})
 }
