@@ -47,6 +47,8 @@ func (s *Server) startWorkers(ctx context.Context) error {
 		FailedRetry:     ms(s.cfg.WorkerFailedRetryMs),
 		HealthInterval:  ms(s.cfg.WorkerHealthIntervalMs),
 		DrainTimeout:    s.cfg.DrainTimeout(),
+		// A SIGHUP that raises exec_timeout_max_ms lengthens the drain too.
+		DrainTimeoutAt: func() time.Duration { return s.execCfg().DrainTimeout() },
 	}, append([]workermgr.Spec{{
 		Name:   hostops.Name,
 		Plugin: &hostops.Plugin{},

@@ -70,6 +70,19 @@ type Options struct {
 	HealthFailures  int           // consecutive failed pings before a kill
 	DrainTimeout    time.Duration // rolling restart: wait for calls on the old instance
 	PollInterval    time.Duration // how often an exit is looked for
+	// DrainTimeoutAt, when set, replaces DrainTimeout at each drain (it
+	// follows exec_timeout_max_ms, which a SIGHUP may raise).
+	DrainTimeoutAt func() time.Duration
+}
+
+// drainTimeout is the drain bound in force now.
+func (o *Options) drainTimeout() time.Duration {
+	if o.DrainTimeoutAt != nil {
+		if d := o.DrainTimeoutAt(); d > 0 {
+			return d
+		}
+	}
+	return o.DrainTimeout
 }
 
 func (o *Options) defaults() error {
