@@ -21,7 +21,7 @@ func (s *Server) execLimits(f *execLimitsFields) (*sandbox.Limits, error) {
 	if f == nil {
 		return nil, nil
 	}
-	def, max, err := s.cfg.SandboxLimits()
+	def, max, err := s.execCfg().SandboxLimits()
 	if err != nil {
 		return nil, err
 	}

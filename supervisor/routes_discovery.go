@@ -231,8 +231,9 @@ func (s *Server) handleRuntime(w http.ResponseWriter, r *http.Request) error {
 		Workers:   s.workerList(),
 		Redacted:  true,
 	}
-	if s.sandbox != nil {
-		redacted := s.sandbox.WithoutPaths()
+	report := s.sandbox.Load()
+	if report != nil {
+		redacted := report.WithoutPaths()
 		out.Sandbox = &redacted
 	}
 	if s.requireToken(r) == nil {
@@ -242,7 +243,7 @@ func (s *Server) handleRuntime(w http.ResponseWriter, r *http.Request) error {
 		out.Redacted = false
 		out.Config.DataDir, out.Config.ConfigFile = &dataDir, &configFile
 		out.Config.TokenSource = s.tokenSource(true)
-		out.Sandbox = s.sandbox
+		out.Sandbox = report
 	}
 	api.WriteOK(w, out)
 	return nil

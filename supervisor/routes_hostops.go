@@ -55,7 +55,7 @@ func (s *Server) hostopsRoutes() []Route {
 		[]Field{
 			{Name: "command", Type: "string", Required: true},
 			{Name: "cwd", Type: "string", Note: "default: the daemon's working directory"},
-			{Name: "timeoutMs", Type: "integer", Default: DefaultExecTimeoutMs, Note: fmt.Sprintf("1 to %d; the whole process group is killed on timeout", s.cfg.ExecTimeoutMaxMs)},
+			{Name: "timeoutMs", Type: "integer", Default: DefaultExecTimeoutMs, Note: fmt.Sprintf("1 to %d; the whole process group is killed on timeout", s.execCfg().ExecTimeoutMaxMs)},
 			{Name: "limits", Type: "object", Note: "sandbox cgroup limits for this command: {memoryBytes, pids, cpu}; each left out keeps exec_limits, each at most exec_limits_max; 0 is no limit"},
 		}, s.handleExec)
 	exec.Request, exec.Response = execRequest{}, hostopsOutcome{Result: execResult{}}
@@ -138,8 +138,8 @@ func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) (err error) 
 		if timeout <= 0 {
 			return api.Unprocessable("invalid_timeout", "timeoutMs must be a positive number of milliseconds, got %d", timeout)
 		}
-		if timeout > s.cfg.ExecTimeoutMaxMs {
-			return api.Unprocessable("invalid_timeout", "timeoutMs %d is over the maximum of %d (exec_timeout_max_ms)", timeout, s.cfg.ExecTimeoutMaxMs)
+		if max := s.execCfg().ExecTimeoutMaxMs; timeout > max {
+			return api.Unprocessable("invalid_timeout", "timeoutMs %d is over the maximum of %d (exec_timeout_max_ms)", timeout, max)
 		}
 	}
 	limits, err := s.execLimits(req.Limits)
@@ -466,13 +466,13 @@ func leaseError(err error) error {
 func (s *Server) hostopsLimits() map[string]any {
 	return map[string]any{
 		"timeoutMs_default":      DefaultExecTimeoutMs,
-		"timeoutMs_max":          s.cfg.ExecTimeoutMaxMs,
+		"timeoutMs_max":          s.execCfg().ExecTimeoutMaxMs,
 		"exec_max_concurrent":    s.cfg.ExecMaxConcurrent,
 		"exec_output_cap_bytes":  s.cfg.ExecOutputCap,
 		"files_read_cap_bytes":   s.cfg.FilesReadCap,
 		"files_write_cap_bytes":  s.cfg.FilesWriteCap,
 		"files_write_body_cap":   s.filesWriteBodyCap(),
-		"allowed_roots":          s.cfg.HostopsRoots,
+		"allowed_roots":          s.execCfg().HostopsRoots,
 		"overwrite_default":      true,
 		"create_parents_default": false,
 		"encodings":              []string{hostops.EncodingUTF8, hostops.EncodingBase64},

@@ -46,11 +46,12 @@ func (s *Server) statusSnapshot() status.Snapshot {
 // each layer is, and how many are missing (no paths; /v1/runtime with the
 // token has the whole report).
 func (s *Server) sandboxLevel() string {
-	if s.sandbox == nil {
+	r := s.sandbox.Load()
+	if r == nil {
 		return ""
 	}
-	line := s.sandbox.Mode + ": " + s.sandbox.Summary()
-	if n := len(s.sandbox.Missing); n > 0 {
+	line := r.Mode + ": " + r.Summary()
+	if n := len(r.Missing); n > 0 {
 		line += "; " + status.Plural(n, "layer") + " missing"
 	}
 	return line

@@ -4,40 +4,43 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/svcd/svcd/supervisor/config"
+
 	"github.com/svcd/svcd/workers/hostops/sandbox"
 )
 
-// sandboxConfig resolves the exec sandbox keys: identity names to ids (the
-// older exec_run_as_uid/gid keys are the numeric form of the same thing),
-// exec_write_roots' default, the limits.
-func (s *Server) sandboxConfig() (sandbox.Config, error) {
+// sandboxConfig resolves the exec sandbox keys of cfg (the start's, or a
+// SIGHUP's re-read): identity names to ids (the older exec_run_as_uid/gid
+// keys are the numeric form of the same thing), exec_write_roots' default,
+// the limits.
+func sandboxConfig(cfg config.Config) (sandbox.Config, error) {
 	c := sandbox.DefaultConfig()
-	c.Mode, c.CgroupParent, c.Network = s.cfg.ExecSandbox, s.cfg.ExecCgroupParent, s.cfg.ExecNetwork
+	c.Mode, c.CgroupParent, c.Network = cfg.ExecSandbox, cfg.ExecCgroupParent, cfg.ExecNetwork
 	var err error
-	if c.Limits, c.MaxLimits, err = s.cfg.SandboxLimits(); err != nil {
+	if c.Limits, c.MaxLimits, err = cfg.SandboxLimits(); err != nil {
 		return c, err
 	}
-	data, err := filepath.Abs(s.cfg.DataDir)
+	data, err := filepath.Abs(cfg.DataDir)
 	if err != nil {
 		return c, fmt.Errorf("data_dir: %w", err)
 	}
 	c.ScratchRoot = filepath.Join(data, "exec-scratch")
-	c.WriteRoots = sandbox.WriteRootsFor(s.cfg.ExecWriteRoots, s.cfg.HostopsRoots, c.ScratchRoot)
-	c.ReadRoots = s.cfg.ExecReadRoots
-	c.DaemonPorts = daemonPorts(s.cfg.Listen, s.cfg.RaftAddr, s.cfg.AgentdListen)
-	c.Hidden = []string{data, s.cfg.ConfigFile, s.cfg.LogFile}
-	if tf, err := s.cfg.TokenFile(); err == nil {
+	c.WriteRoots = sandbox.WriteRootsFor(cfg.ExecWriteRoots, cfg.HostopsRoots, c.ScratchRoot)
+	c.ReadRoots = cfg.ExecReadRoots
+	c.DaemonPorts = daemonPorts(cfg.Listen, cfg.RaftAddr, cfg.AgentdListen)
+	c.Hidden = []string{data, cfg.ConfigFile, cfg.LogFile}
+	if tf, err := cfg.TokenFile(); err == nil {
 		c.Hidden = append(c.Hidden, tf)
 	}
-	c.User, c.Group = s.cfg.ExecUser, s.cfg.ExecGroup
-	if c.UID, c.GID, err = sandbox.ResolveIdentity(s.cfg.ExecUser, s.cfg.ExecGroup); err != nil {
+	c.User, c.Group = cfg.ExecUser, cfg.ExecGroup
+	if c.UID, c.GID, err = sandbox.ResolveIdentity(cfg.ExecUser, cfg.ExecGroup); err != nil {
 		return c, err
 	}
-	if c.UID < 0 && s.cfg.ExecRunAsUID >= 0 {
-		c.UID, c.User = s.cfg.ExecRunAsUID, fmt.Sprintf("uid %d (exec_run_as_uid)", s.cfg.ExecRunAsUID)
+	if c.UID < 0 && cfg.ExecRunAsUID >= 0 {
+		c.UID, c.User = cfg.ExecRunAsUID, fmt.Sprintf("uid %d (exec_run_as_uid)", cfg.ExecRunAsUID)
 	}
-	if c.GID < 0 && s.cfg.ExecRunAsGID >= 0 {
-		c.GID, c.Group = s.cfg.ExecRunAsGID, fmt.Sprintf("gid %d (exec_run_as_gid)", s.cfg.ExecRunAsGID)
+	if c.GID < 0 && cfg.ExecRunAsGID >= 0 {
+		c.GID, c.Group = cfg.ExecRunAsGID, fmt.Sprintf("gid %d (exec_run_as_gid)", cfg.ExecRunAsGID)
 	}
 	return c, c.Validate()
 }
@@ -48,11 +51,11 @@ func (s *Server) sandboxConfig() (sandbox.Config, error) {
 func (s *Server) probeSandbox(c sandbox.Config) error {
 	if c.Mode == sandbox.ModeOff {
 		r := sandbox.Report{Mode: c.Mode, Cgroup: sandbox.CgroupReport{Mode: "none"}, NoNewPrivs: true, Network: c.Network}
-		s.sandbox = &r
+		s.sandbox.Store(&r)
 		return nil
 	}
 	r := sandbox.Probe(c)
-	s.sandbox = &r
+	s.sandbox.Store(&r)
 	if c.Mode == sandbox.ModeRequired {
 		if err := r.Err(); err != nil {
 			return err
@@ -68,8 +71,9 @@ func (s *Server) probeSandbox(c sandbox.Config) error {
 
 // sandboxLevels is the sandbox without paths, for /health and /v1/status.
 func (s *Server) sandboxLevels() map[string]any {
-	if s.sandbox == nil {
+	r := s.sandbox.Load()
+	if r == nil {
 		return nil
 	}
-	return s.sandbox.Levels()
+	return r.Levels()
 }

@@ -60,7 +60,6 @@ type Server struct {
 	// hostopsMetrics counts exec and file calls (nil until newMetrics).
 	hostopsMetrics *telemetry.HostOps
 	workers        *workermgr.Manager // worker processes (hostops …) over go-plugin
-	sandbox        *sandbox.Report    // the exec sandbox as probed at start (sandbox.go); nil without workers
 	browser        *browserSide       // browser bridge hub and relay engine
 	execSlots      chan struct{}      // one per exec running; full means 429 exec_busy
 	// stuckRestart: a restart of a hostops worker that stopped reading its
@@ -106,6 +105,13 @@ type Server struct {
 	stateAnswer atomic.Pointer[encodedState]
 	// instr runs instruction blocks and live ingest (routes_instructions.go).
 	instr *instructionsSide
+	// sandbox is the exec sandbox as probed at start (sandbox.go), its
+	// limits and roots updated by each SIGHUP that changes them
+	// (exec_reload.go); nil without workers.
+	sandbox atomic.Pointer[sandbox.Report]
+	// exec is the exec part of the config as last applied (exec_reload.go);
+	// nil until the workers start.
+	exec atomic.Pointer[execSettings]
 }
 
 // New opens the raft node, resolves the shared token and builds the routes.

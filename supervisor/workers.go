@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/svcd/svcd/supervisor/config"
 	"github.com/svcd/svcd/supervisor/status"
 	"github.com/svcd/svcd/supervisor/workermgr"
 	"github.com/svcd/svcd/workers/hostops"
@@ -26,11 +27,11 @@ func (s *Server) startWorkers(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	enc, err := hcfg.Encode()
-	if err != nil {
+	if _, err := hcfg.Encode(); err != nil {
 		return err
 	}
-	workerEnv := []string{hostops.ConfigEnv + "=" + enc, "SVCD_WORKER_LOG_LEVEL=" + s.cfg.LogLevel}
+	s.exec.Store(&execSettings{cfg: s.cfg, hostops: hcfg})
+	workerEnv := []string{"SVCD_WORKER_LOG_LEVEL=" + s.cfg.LogLevel}
 	if os.Getenv("SVCD_EXEC_HOP") == "stream" { // benchmarks only: the hop without its notes
 		workerEnv = append(workerEnv, hostops.HopNotesOffEnv+"=1")
 	}
@@ -46,10 +47,15 @@ func (s *Server) startWorkers(ctx context.Context) error {
 		FailedRetry:     ms(s.cfg.WorkerFailedRetryMs),
 		HealthInterval:  ms(s.cfg.WorkerHealthIntervalMs),
 		DrainTimeout:    s.cfg.DrainTimeout(),
+		// A SIGHUP that raises exec_timeout_max_ms lengthens the drain too.
+		DrainTimeoutAt: func() time.Duration { return s.execCfg().DrainTimeout() },
 	}, append([]workermgr.Spec{{
 		Name:   hostops.Name,
 		Plugin: &hostops.Plugin{},
 		Env:    workerEnv,
+		// The config at each spawn, not once: a worker respawned after a
+		// crash or a rolling restart gets what the last SIGHUP applied.
+		EnvAt:  s.hostopsEnv,
 		MaxMsg: hcfg.MaxMessage(pluginkit.MessageOverhead),
 		// exec over a private socketpair instead of a gRPC stream (issue
 		// 24 E2); SVCD_EXEC_HOP=off|stream are for benchmarks only: what
@@ -70,31 +76,40 @@ func (s *Server) startWorkers(ctx context.Context) error {
 	return nil
 }
 
-// hostopsConfig is the hostops worker's share of the configuration.
+// hostopsConfig is the hostops worker's share of the configuration at
+// start: buildHostopsConfig, the shell noted, the sandbox probed.
 func (s *Server) hostopsConfig() (hostops.Config, error) {
-	c := hostops.DefaultConfig()
-	c.MaxTimeoutMs = s.cfg.ExecTimeoutMaxMs
-	c.OutputCap = s.cfg.ExecOutputCap
-	c.ReadCap = s.cfg.FilesReadCap
-	c.WriteCap = s.cfg.FilesWriteCap
-	c.AllowedRoots = s.cfg.HostopsRoots
-	c.RunAsUID, c.RunAsGID = s.cfg.ExecRunAsUID, s.cfg.ExecRunAsGID
-	c.EnvAllow = s.cfg.ExecEnvAllow
-	limits, err := hostops.ParseRlimits(s.cfg.ExecRlimits)
+	c, err := buildHostopsConfig(s.cfg)
 	if err != nil {
-		return c, fmt.Errorf("exec_rlimits: %w", err)
+		return c, err
 	}
-	c.Rlimits = limits
-	c.SelfExecutable = s.cfg.WorkerExecutable
-	c.ShellAlways = execDirectOff()
 	if !hostops.ShellIsDash() {
 		s.log.Info("exec: /bin/sh is not dash, so every command runs through it (plain commands run without the shell only with dash: docs/hostops.md)",
 			"shell", hostops.ResolvedShell())
 	}
-	if c.Sandbox, err = s.sandboxConfig(); err != nil {
-		return c, err
-	}
 	return c, s.probeSandbox(c.Sandbox)
+}
+
+// buildHostopsConfig is the hostops worker's share of cfg (the start's, or
+// a SIGHUP's re-read).
+func buildHostopsConfig(cfg config.Config) (hostops.Config, error) {
+	c := hostops.DefaultConfig()
+	c.MaxTimeoutMs = cfg.ExecTimeoutMaxMs
+	c.OutputCap = cfg.ExecOutputCap
+	c.ReadCap = cfg.FilesReadCap
+	c.WriteCap = cfg.FilesWriteCap
+	c.AllowedRoots = cfg.HostopsRoots
+	c.RunAsUID, c.RunAsGID = cfg.ExecRunAsUID, cfg.ExecRunAsGID
+	c.EnvAllow = cfg.ExecEnvAllow
+	limits, err := hostops.ParseRlimits(cfg.ExecRlimits)
+	if err != nil {
+		return c, fmt.Errorf("exec_rlimits: %w", err)
+	}
+	c.Rlimits = limits
+	c.SelfExecutable = cfg.WorkerExecutable
+	c.ShellAlways = execDirectOff()
+	c.Sandbox, err = sandboxConfig(cfg)
+	return c, err
 }
 
 // workerEnviron is the supervisor's environment minus the shared token:

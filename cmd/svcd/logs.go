@@ -30,7 +30,7 @@ func openLogger(ctx context.Context, name string, cfg config.Config, load func()
 	if cfg.LogFile == "" {
 		log := logging.New(name, cfg.LogLevel, cfg.LogJSON)
 		set.SetLogger(log)
-		set.Add(configReloader(log, cfg, load))
+		set.Add(configReloader(set, log, cfg, load))
 		return log, func() {}, nil
 	}
 	w, err := logfile.Open(cfg.LogFileOptions())
@@ -45,15 +45,16 @@ func openLogger(ctx context.Context, name string, cfg config.Config, load func()
 	}
 	set.SetLogger(log)
 	set.Add(reload.Func{N: "log_file", F: w.Reopen})
-	set.Add(configReloader(log, cfg, load))
+	set.Add(configReloader(set, log, cfg, load))
 	return log, func() { _ = w.Close() }, nil
 }
 
 // configReloader reads the config again (file, environment and the same
-// flags, layered as at start) and applies log_level. Every other changed key
-// needs a restart and is reported as such each time until there is one: the
-// running config stays what the process started with.
-func configReloader(log hclog.Logger, running config.Config, load func() (config.Config, error)) reload.Reloader {
+// flags, layered as at start) and applies log_level. Keys another reloader
+// claimed (set.Claim: the exec settings in svcd serve) are left to it; every
+// other changed key needs a restart and is reported as such each time until
+// there is one: the running config stays what the process started with.
+func configReloader(set *reload.Set, log hclog.Logger, running config.Config, load func() (config.Config, error)) reload.Reloader {
 	return reload.Func{N: "config", F: func() error {
 		next, err := load()
 		if err != nil {
@@ -66,6 +67,7 @@ func configReloader(log hclog.Logger, running config.Config, load func() (config
 			running.LogLevel = next.LogLevel
 			changed = slices.DeleteFunc(changed, func(k string) bool { return k == "log_level" })
 		}
+		changed = slices.DeleteFunc(changed, set.Claimed)
 		if len(changed) > 0 {
 			return &reload.RestartNeeded{Keys: changed}
 		}

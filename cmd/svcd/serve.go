@@ -16,7 +16,8 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	log, closeLog, err := openLogger(ctx, "svcd", cfg, func() (config.Config, error) { return config.Load("svcd serve", args, os.Getenv) })
+	load := func() (config.Config, error) { return config.Load("svcd serve", args, os.Getenv) }
+	log, closeLog, err := openLogger(ctx, "svcd", cfg, load)
 	if err != nil {
 		return err
 	}
@@ -52,5 +53,15 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	// SIGHUP re-reads the cluster's CA, certificate and key (no-op without TLS).
 	reload.From(ctx).Add(reload.Func{N: "cluster_tls", F: srv.ReloadClusterTLS})
+	// SIGHUP applies the exec limits and roots to new commands (issue 35);
+	// the config reloader leaves these keys to it.
+	reload.From(ctx).Claim(supervisor.ReloadableExecKeys...)
+	reload.From(ctx).Add(reload.Func{N: "exec", F: func() error {
+		next, err := load()
+		if err != nil {
+			return err
+		}
+		return srv.ReloadExec(next)
+	}})
 	return srv.ServeStarted(ctx, starting, ln.Addr())
 }

@@ -26,6 +26,94 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type ReconfigureRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ConfigJson    string                 `protobuf:"bytes,1,opt,name=config_json,json=configJson,proto3" json:"config_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReconfigureRequest) Reset() {
+	*x = ReconfigureRequest{}
+	mi := &file_hostops_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReconfigureRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReconfigureRequest) ProtoMessage() {}
+
+func (x *ReconfigureRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hostops_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReconfigureRequest.ProtoReflect.Descriptor instead.
+func (*ReconfigureRequest) Descriptor() ([]byte, []int) {
+	return file_hostops_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ReconfigureRequest) GetConfigJson() string {
+	if x != nil {
+		return x.ConfigJson
+	}
+	return ""
+}
+
+type ReconfigureResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Error         string                 `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReconfigureResponse) Reset() {
+	*x = ReconfigureResponse{}
+	mi := &file_hostops_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReconfigureResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReconfigureResponse) ProtoMessage() {}
+
+func (x *ReconfigureResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hostops_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReconfigureResponse.ProtoReflect.Descriptor instead.
+func (*ReconfigureResponse) Descriptor() ([]byte, []int) {
+	return file_hostops_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ReconfigureResponse) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 type ExecRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Command   string                 `protobuf:"bytes,1,opt,name=command,proto3" json:"command,omitempty"`
@@ -43,7 +131,7 @@ type ExecRequest struct {
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_hostops_proto_msgTypes[0]
+	mi := &file_hostops_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -55,7 +143,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hostops_proto_msgTypes[0]
+	mi := &file_hostops_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -68,7 +156,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_hostops_proto_rawDescGZIP(), []int{0}
+	return file_hostops_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ExecRequest) GetCommand() string {
@@ -133,7 +221,7 @@ type ExecEvent struct {
 
 func (x *ExecEvent) Reset() {
 	*x = ExecEvent{}
-	mi := &file_hostops_proto_msgTypes[1]
+	mi := &file_hostops_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -145,7 +233,7 @@ func (x *ExecEvent) String() string {
 func (*ExecEvent) ProtoMessage() {}
 
 func (x *ExecEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_hostops_proto_msgTypes[1]
+	mi := &file_hostops_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -158,7 +246,7 @@ func (x *ExecEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecEvent.ProtoReflect.Descriptor instead.
 func (*ExecEvent) Descriptor() ([]byte, []int) {
-	return file_hostops_proto_rawDescGZIP(), []int{1}
+	return file_hostops_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ExecEvent) GetEvent() isExecEvent_Event {
@@ -215,7 +303,7 @@ type ExecStarted struct {
 
 func (x *ExecStarted) Reset() {
 	*x = ExecStarted{}
-	mi := &file_hostops_proto_msgTypes[2]
+	mi := &file_hostops_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -227,7 +315,7 @@ func (x *ExecStarted) String() string {
 func (*ExecStarted) ProtoMessage() {}
 
 func (x *ExecStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_hostops_proto_msgTypes[2]
+	mi := &file_hostops_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -240,7 +328,7 @@ func (x *ExecStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecStarted.ProtoReflect.Descriptor instead.
 func (*ExecStarted) Descriptor() ([]byte, []int) {
-	return file_hostops_proto_rawDescGZIP(), []int{2}
+	return file_hostops_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ExecStarted) GetPid() int32 {
@@ -290,7 +378,7 @@ type ExecResult struct {
 
 func (x *ExecResult) Reset() {
 	*x = ExecResult{}
-	mi := &file_hostops_proto_msgTypes[3]
+	mi := &file_hostops_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -302,7 +390,7 @@ func (x *ExecResult) String() string {
 func (*ExecResult) ProtoMessage() {}
 
 func (x *ExecResult) ProtoReflect() protoreflect.Message {
-	mi := &file_hostops_proto_msgTypes[3]
+	mi := &file_hostops_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -315,7 +403,7 @@ func (x *ExecResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecResult.ProtoReflect.Descriptor instead.
 func (*ExecResult) Descriptor() ([]byte, []int) {
-	return file_hostops_proto_rawDescGZIP(), []int{3}
+	return file_hostops_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ExecResult) GetOk() bool {
@@ -448,7 +536,7 @@ type ReadFileRequest struct {
 
 func (x *ReadFileRequest) Reset() {
 	*x = ReadFileRequest{}
-	mi := &file_hostops_proto_msgTypes[4]
+	mi := &file_hostops_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -460,7 +548,7 @@ func (x *ReadFileRequest) String() string {
 func (*ReadFileRequest) ProtoMessage() {}
 
 func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hostops_proto_msgTypes[4]
+	mi := &file_hostops_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -473,7 +561,7 @@ func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileRequest.ProtoReflect.Descriptor instead.
 func (*ReadFileRequest) Descriptor() ([]byte, []int) {
-	return file_hostops_proto_rawDescGZIP(), []int{4}
+	return file_hostops_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ReadFileRequest) GetPath() string {
@@ -509,7 +597,7 @@ type FileInfo struct {
 
 func (x *FileInfo) Reset() {
 	*x = FileInfo{}
-	mi := &file_hostops_proto_msgTypes[5]
+	mi := &file_hostops_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -521,7 +609,7 @@ func (x *FileInfo) String() string {
 func (*FileInfo) ProtoMessage() {}
 
 func (x *FileInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_hostops_proto_msgTypes[5]
+	mi := &file_hostops_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -534,7 +622,7 @@ func (x *FileInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileInfo.ProtoReflect.Descriptor instead.
 func (*FileInfo) Descriptor() ([]byte, []int) {
-	return file_hostops_proto_rawDescGZIP(), []int{5}
+	return file_hostops_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *FileInfo) GetPath() string {
@@ -578,7 +666,7 @@ type ReadFileResponse struct {
 
 func (x *ReadFileResponse) Reset() {
 	*x = ReadFileResponse{}
-	mi := &file_hostops_proto_msgTypes[6]
+	mi := &file_hostops_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -590,7 +678,7 @@ func (x *ReadFileResponse) String() string {
 func (*ReadFileResponse) ProtoMessage() {}
 
 func (x *ReadFileResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hostops_proto_msgTypes[6]
+	mi := &file_hostops_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -603,7 +691,7 @@ func (x *ReadFileResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileResponse.ProtoReflect.Descriptor instead.
 func (*ReadFileResponse) Descriptor() ([]byte, []int) {
-	return file_hostops_proto_rawDescGZIP(), []int{6}
+	return file_hostops_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ReadFileResponse) GetOk() bool {
@@ -654,7 +742,7 @@ type WriteFileRequest struct {
 
 func (x *WriteFileRequest) Reset() {
 	*x = WriteFileRequest{}
-	mi := &file_hostops_proto_msgTypes[7]
+	mi := &file_hostops_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -666,7 +754,7 @@ func (x *WriteFileRequest) String() string {
 func (*WriteFileRequest) ProtoMessage() {}
 
 func (x *WriteFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hostops_proto_msgTypes[7]
+	mi := &file_hostops_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -679,7 +767,7 @@ func (x *WriteFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteFileRequest.ProtoReflect.Descriptor instead.
 func (*WriteFileRequest) Descriptor() ([]byte, []int) {
-	return file_hostops_proto_rawDescGZIP(), []int{7}
+	return file_hostops_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *WriteFileRequest) GetPath() string {
@@ -730,7 +818,7 @@ type WriteFileResponse struct {
 
 func (x *WriteFileResponse) Reset() {
 	*x = WriteFileResponse{}
-	mi := &file_hostops_proto_msgTypes[8]
+	mi := &file_hostops_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -742,7 +830,7 @@ func (x *WriteFileResponse) String() string {
 func (*WriteFileResponse) ProtoMessage() {}
 
 func (x *WriteFileResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hostops_proto_msgTypes[8]
+	mi := &file_hostops_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -755,7 +843,7 @@ func (x *WriteFileResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteFileResponse.ProtoReflect.Descriptor instead.
 func (*WriteFileResponse) Descriptor() ([]byte, []int) {
-	return file_hostops_proto_rawDescGZIP(), []int{8}
+	return file_hostops_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *WriteFileResponse) GetOk() bool {
@@ -797,7 +885,12 @@ var File_hostops_proto protoreflect.FileDescriptor
 
 const file_hostops_proto_rawDesc = "" +
 	"\n" +
-	"\rhostops.proto\x12\x0fsvcd.hostops.v1\"\xc0\x01\n" +
+	"\rhostops.proto\x12\x0fsvcd.hostops.v1\"5\n" +
+	"\x12ReconfigureRequest\x12\x1f\n" +
+	"\vconfig_json\x18\x01 \x01(\tR\n" +
+	"configJson\"+\n" +
+	"\x13ReconfigureResponse\x12\x14\n" +
+	"\x05error\x18\x01 \x01(\tR\x05error\"\xc0\x01\n" +
 	"\vExecRequest\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12\x10\n" +
 	"\x03cwd\x18\x02 \x01(\tR\x03cwd\x12\x1d\n" +
@@ -866,11 +959,12 @@ const file_hostops_proto_rawDesc = "" +
 	"\n" +
 	"error_code\x18\x03 \x01(\tR\terrorCode\x12-\n" +
 	"\x04info\x18\x04 \x01(\v2\x19.svcd.hostops.v1.FileInfoR\x04info\x12\x18\n" +
-	"\acreated\x18\x05 \x01(\bR\acreated2\xf2\x01\n" +
+	"\acreated\x18\x05 \x01(\bR\acreated2\xcc\x02\n" +
 	"\aHostOps\x12B\n" +
 	"\x04Exec\x12\x1c.svcd.hostops.v1.ExecRequest\x1a\x1a.svcd.hostops.v1.ExecEvent0\x01\x12O\n" +
 	"\bReadFile\x12 .svcd.hostops.v1.ReadFileRequest\x1a!.svcd.hostops.v1.ReadFileResponse\x12R\n" +
-	"\tWriteFile\x12!.svcd.hostops.v1.WriteFileRequest\x1a\".svcd.hostops.v1.WriteFileResponseB)Z'github.com/svcd/svcd/shared/proto;protob\x06proto3"
+	"\tWriteFile\x12!.svcd.hostops.v1.WriteFileRequest\x1a\".svcd.hostops.v1.WriteFileResponse\x12X\n" +
+	"\vReconfigure\x12#.svcd.hostops.v1.ReconfigureRequest\x1a$.svcd.hostops.v1.ReconfigureResponseB)Z'github.com/svcd/svcd/shared/proto;protob\x06proto3"
 
 var (
 	file_hostops_proto_rawDescOnce sync.Once
@@ -884,34 +978,38 @@ func file_hostops_proto_rawDescGZIP() []byte {
 	return file_hostops_proto_rawDescData
 }
 
-var file_hostops_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_hostops_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_hostops_proto_goTypes = []any{
-	(*ExecRequest)(nil),       // 0: svcd.hostops.v1.ExecRequest
-	(*ExecEvent)(nil),         // 1: svcd.hostops.v1.ExecEvent
-	(*ExecStarted)(nil),       // 2: svcd.hostops.v1.ExecStarted
-	(*ExecResult)(nil),        // 3: svcd.hostops.v1.ExecResult
-	(*ReadFileRequest)(nil),   // 4: svcd.hostops.v1.ReadFileRequest
-	(*FileInfo)(nil),          // 5: svcd.hostops.v1.FileInfo
-	(*ReadFileResponse)(nil),  // 6: svcd.hostops.v1.ReadFileResponse
-	(*WriteFileRequest)(nil),  // 7: svcd.hostops.v1.WriteFileRequest
-	(*WriteFileResponse)(nil), // 8: svcd.hostops.v1.WriteFileResponse
+	(*ReconfigureRequest)(nil),  // 0: svcd.hostops.v1.ReconfigureRequest
+	(*ReconfigureResponse)(nil), // 1: svcd.hostops.v1.ReconfigureResponse
+	(*ExecRequest)(nil),         // 2: svcd.hostops.v1.ExecRequest
+	(*ExecEvent)(nil),           // 3: svcd.hostops.v1.ExecEvent
+	(*ExecStarted)(nil),         // 4: svcd.hostops.v1.ExecStarted
+	(*ExecResult)(nil),          // 5: svcd.hostops.v1.ExecResult
+	(*ReadFileRequest)(nil),     // 6: svcd.hostops.v1.ReadFileRequest
+	(*FileInfo)(nil),            // 7: svcd.hostops.v1.FileInfo
+	(*ReadFileResponse)(nil),    // 8: svcd.hostops.v1.ReadFileResponse
+	(*WriteFileRequest)(nil),    // 9: svcd.hostops.v1.WriteFileRequest
+	(*WriteFileResponse)(nil),   // 10: svcd.hostops.v1.WriteFileResponse
 }
 var file_hostops_proto_depIdxs = []int32{
-	2, // 0: svcd.hostops.v1.ExecEvent.started:type_name -> svcd.hostops.v1.ExecStarted
-	3, // 1: svcd.hostops.v1.ExecEvent.result:type_name -> svcd.hostops.v1.ExecResult
-	5, // 2: svcd.hostops.v1.ReadFileResponse.info:type_name -> svcd.hostops.v1.FileInfo
-	5, // 3: svcd.hostops.v1.WriteFileResponse.info:type_name -> svcd.hostops.v1.FileInfo
-	0, // 4: svcd.hostops.v1.HostOps.Exec:input_type -> svcd.hostops.v1.ExecRequest
-	4, // 5: svcd.hostops.v1.HostOps.ReadFile:input_type -> svcd.hostops.v1.ReadFileRequest
-	7, // 6: svcd.hostops.v1.HostOps.WriteFile:input_type -> svcd.hostops.v1.WriteFileRequest
-	1, // 7: svcd.hostops.v1.HostOps.Exec:output_type -> svcd.hostops.v1.ExecEvent
-	6, // 8: svcd.hostops.v1.HostOps.ReadFile:output_type -> svcd.hostops.v1.ReadFileResponse
-	8, // 9: svcd.hostops.v1.HostOps.WriteFile:output_type -> svcd.hostops.v1.WriteFileResponse
-	7, // [7:10] is the sub-list for method output_type
-	4, // [4:7] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	4,  // 0: svcd.hostops.v1.ExecEvent.started:type_name -> svcd.hostops.v1.ExecStarted
+	5,  // 1: svcd.hostops.v1.ExecEvent.result:type_name -> svcd.hostops.v1.ExecResult
+	7,  // 2: svcd.hostops.v1.ReadFileResponse.info:type_name -> svcd.hostops.v1.FileInfo
+	7,  // 3: svcd.hostops.v1.WriteFileResponse.info:type_name -> svcd.hostops.v1.FileInfo
+	2,  // 4: svcd.hostops.v1.HostOps.Exec:input_type -> svcd.hostops.v1.ExecRequest
+	6,  // 5: svcd.hostops.v1.HostOps.ReadFile:input_type -> svcd.hostops.v1.ReadFileRequest
+	9,  // 6: svcd.hostops.v1.HostOps.WriteFile:input_type -> svcd.hostops.v1.WriteFileRequest
+	0,  // 7: svcd.hostops.v1.HostOps.Reconfigure:input_type -> svcd.hostops.v1.ReconfigureRequest
+	3,  // 8: svcd.hostops.v1.HostOps.Exec:output_type -> svcd.hostops.v1.ExecEvent
+	8,  // 9: svcd.hostops.v1.HostOps.ReadFile:output_type -> svcd.hostops.v1.ReadFileResponse
+	10, // 10: svcd.hostops.v1.HostOps.WriteFile:output_type -> svcd.hostops.v1.WriteFileResponse
+	1,  // 11: svcd.hostops.v1.HostOps.Reconfigure:output_type -> svcd.hostops.v1.ReconfigureResponse
+	8,  // [8:12] is the sub-list for method output_type
+	4,  // [4:8] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_hostops_proto_init() }
@@ -919,7 +1017,7 @@ func file_hostops_proto_init() {
 	if File_hostops_proto != nil {
 		return
 	}
-	file_hostops_proto_msgTypes[1].OneofWrappers = []any{
+	file_hostops_proto_msgTypes[3].OneofWrappers = []any{
 		(*ExecEvent_Started)(nil),
 		(*ExecEvent_Result)(nil),
 	}
@@ -929,7 +1027,7 @@ func file_hostops_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hostops_proto_rawDesc), len(file_hostops_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

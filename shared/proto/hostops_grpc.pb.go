@@ -24,9 +24,10 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	HostOps_Exec_FullMethodName      = "/svcd.hostops.v1.HostOps/Exec"
-	HostOps_ReadFile_FullMethodName  = "/svcd.hostops.v1.HostOps/ReadFile"
-	HostOps_WriteFile_FullMethodName = "/svcd.hostops.v1.HostOps/WriteFile"
+	HostOps_Exec_FullMethodName        = "/svcd.hostops.v1.HostOps/Exec"
+	HostOps_ReadFile_FullMethodName    = "/svcd.hostops.v1.HostOps/ReadFile"
+	HostOps_WriteFile_FullMethodName   = "/svcd.hostops.v1.HostOps/WriteFile"
+	HostOps_Reconfigure_FullMethodName = "/svcd.hostops.v1.HostOps/Reconfigure"
 )
 
 // HostOpsClient is the client API for HostOps service.
@@ -39,6 +40,11 @@ type HostOpsClient interface {
 	Exec(ctx context.Context, in *ExecRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExecEvent], error)
 	ReadFile(ctx context.Context, in *ReadFileRequest, opts ...grpc.CallOption) (*ReadFileResponse, error)
 	WriteFile(ctx context.Context, in *WriteFileRequest, opts ...grpc.CallOption) (*WriteFileResponse, error)
+	// Reconfigure swaps the worker's config for new operations (SIGHUP);
+	// running commands keep what they started with. config_json is the same
+	// JSON as SVCD_HOSTOPS_CONFIG; a refused config leaves the old one in
+	// force and comes back as error.
+	Reconfigure(ctx context.Context, in *ReconfigureRequest, opts ...grpc.CallOption) (*ReconfigureResponse, error)
 }
 
 type hostOpsClient struct {
@@ -88,6 +94,16 @@ func (c *hostOpsClient) WriteFile(ctx context.Context, in *WriteFileRequest, opt
 	return out, nil
 }
 
+func (c *hostOpsClient) Reconfigure(ctx context.Context, in *ReconfigureRequest, opts ...grpc.CallOption) (*ReconfigureResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReconfigureResponse)
+	err := c.cc.Invoke(ctx, HostOps_Reconfigure_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostOpsServer is the server API for HostOps service.
 // All implementations must embed UnimplementedHostOpsServer
 // for forward compatibility.
@@ -98,6 +114,11 @@ type HostOpsServer interface {
 	Exec(*ExecRequest, grpc.ServerStreamingServer[ExecEvent]) error
 	ReadFile(context.Context, *ReadFileRequest) (*ReadFileResponse, error)
 	WriteFile(context.Context, *WriteFileRequest) (*WriteFileResponse, error)
+	// Reconfigure swaps the worker's config for new operations (SIGHUP);
+	// running commands keep what they started with. config_json is the same
+	// JSON as SVCD_HOSTOPS_CONFIG; a refused config leaves the old one in
+	// force and comes back as error.
+	Reconfigure(context.Context, *ReconfigureRequest) (*ReconfigureResponse, error)
 	mustEmbedUnimplementedHostOpsServer()
 }
 
@@ -116,6 +137,9 @@ func (UnimplementedHostOpsServer) ReadFile(context.Context, *ReadFileRequest) (*
 }
 func (UnimplementedHostOpsServer) WriteFile(context.Context, *WriteFileRequest) (*WriteFileResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method WriteFile not implemented")
+}
+func (UnimplementedHostOpsServer) Reconfigure(context.Context, *ReconfigureRequest) (*ReconfigureResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Reconfigure not implemented")
 }
 func (UnimplementedHostOpsServer) mustEmbedUnimplementedHostOpsServer() {}
 func (UnimplementedHostOpsServer) testEmbeddedByValue()                 {}
@@ -185,6 +209,24 @@ func _HostOps_WriteFile_Handler(srv interface{}, ctx context.Context, dec func(i
 	return interceptor(ctx, in, info, handler)
 }
 
+func _HostOps_Reconfigure_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReconfigureRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostOpsServer).Reconfigure(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HostOps_Reconfigure_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostOpsServer).Reconfigure(ctx, req.(*ReconfigureRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // HostOps_ServiceDesc is the grpc.ServiceDesc for HostOps service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -199,6 +241,10 @@ var HostOps_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "WriteFile",
 			Handler:    _HostOps_WriteFile_Handler,
+		},
+		{
+			MethodName: "Reconfigure",
+			Handler:    _HostOps_Reconfigure_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -38,12 +38,41 @@ type RestartNeeded struct{ Keys []string }
 
 func (r *RestartNeeded) Error() string { return "needs a restart" }
 
+// Applied is returned by a Reloader that applied changed settings; Keys
+// names them (config keys) for the log line. Like RestartNeeded it is not
+// a failure.
+type Applied struct{ Keys []string }
+
+func (a *Applied) Error() string { return "applied" }
+
 // Set is the ordered list of a process's reloaders and the logger that
 // reports a reload. Safe for concurrent use.
 type Set struct {
-	mu  sync.Mutex
-	rs  []Reloader
-	log hclog.Logger
+	mu      sync.Mutex
+	rs      []Reloader
+	log     hclog.Logger
+	claimed map[string]bool
+}
+
+// Claim records config keys a reloader applies in place (the exec
+// settings in svcd serve), so the reloader that re-reads the config does
+// not report them as needing a restart.
+func (s *Set) Claim(keys ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.claimed == nil {
+		s.claimed = map[string]bool{}
+	}
+	for _, k := range keys {
+		s.claimed[k] = true
+	}
+}
+
+// Claimed: some reloader applies key in place.
+func (s *Set) Claimed(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.claimed[key]
 }
 
 // Add appends r; SIGHUP runs reloaders in the order they were added.
@@ -64,6 +93,7 @@ func (s *Set) SetLogger(log hclog.Logger) {
 // Result is what one Run did.
 type Result struct {
 	Reloaded     []string          // reloaders that applied their change (or had none)
+	Applied      []string          // settings reloaders named as applied (Applied)
 	Failed       map[string]string // reloader name → why it kept its old state
 	NeedsRestart []string          // changed settings only a restart applies
 }
@@ -78,9 +108,13 @@ func (s *Set) Run() Result {
 	for _, r := range rs {
 		err := r.Reload()
 		var rn *RestartNeeded
+		ap, applied := err.(*Applied)
 		switch {
 		case err == nil:
 			res.Reloaded = append(res.Reloaded, r.Name())
+		case applied:
+			res.Reloaded = append(res.Reloaded, r.Name())
+			res.Applied = append(res.Applied, ap.Keys...)
 		case asRestart(err, &rn):
 			res.Reloaded = append(res.Reloaded, r.Name())
 			res.NeedsRestart = append(res.NeedsRestart, rn.Keys...)
@@ -91,7 +125,7 @@ func (s *Set) Run() Result {
 	if log == nil {
 		return res
 	}
-	args := []any{"reloaded", res.Reloaded, "needs_restart", res.NeedsRestart}
+	args := []any{"reloaded", res.Reloaded, "applied", res.Applied, "needs_restart", res.NeedsRestart}
 	if len(res.Failed) > 0 {
 		log.Warn("SIGHUP: reload done; some parts kept their old state", append(args, "failed", res.Failed)...)
 	} else {

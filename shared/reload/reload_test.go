@@ -47,3 +47,25 @@ func TestFromContext(t *testing.T) {
 		t.Fatal("From without a Set returned nil")
 	}
 }
+
+// A reloader that applied settings names them (Applied) and counts as
+// reloaded; keys claimed by one reloader are Claimed for the others.
+func TestAppliedKeysAndClaims(t *testing.T) {
+	var out bytes.Buffer
+	s := &Set{}
+	s.SetLogger(hclog.New(&hclog.LoggerOptions{Output: &out, JSONFormat: true}))
+	s.Claim("exec_limits", "exec_write_roots")
+	if !s.Claimed("exec_limits") || s.Claimed("listen") {
+		t.Fatalf("claims: exec_limits %v, listen %v", s.Claimed("exec_limits"), s.Claimed("listen"))
+	}
+	s.Add(Func{N: "exec", F: func() error { return &Applied{Keys: []string{"exec_limits"}} }})
+	res := s.Run()
+	if strings.Join(res.Reloaded, ",") != "exec" || strings.Join(res.Applied, ",") != "exec_limits" || len(res.Failed) != 0 {
+		t.Fatalf("result = %+v", res)
+	}
+	for _, want := range []string{`"@level":"info"`, `"applied":["exec_limits"]`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("log line lacks %s: %s", want, out.String())
+		}
+	}
+}

@@ -51,6 +51,9 @@ type instance struct {
 func (m *Manager) spawn(ctx context.Context, sp Spec) (*instance, error) {
 	cmd := exec.Command(m.opts.Executable, pluginkit.WorkerArgs(sp.Name)...)
 	cmd.Env = append(append([]string(nil), m.opts.Environ...), sp.Env...)
+	if sp.EnvAt != nil {
+		cmd.Env = append(cmd.Env, sp.EnvAt()...)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	cfg := pluginkit.ClientConfig(pluginkit.ClientOptions{Name: sp.Name, Plugin: sp.Plugin, MaxMsg: sp.MaxMsg, Logger: m.log.Named(sp.Name)})
 	var hop *pluginkit.Hop

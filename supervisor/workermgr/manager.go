@@ -48,6 +48,9 @@ type Spec struct {
 	// (pluginkit.NewHopPair), handed to the dispensed client half when it
 	// is a pluginkit.HopAttacher.
 	Hop bool
+	// EnvAt, when set, adds KEY=VALUE computed at each spawn (a config a
+	// SIGHUP may have changed since the manager was made).
+	EnvAt func() []string
 }
 
 // Options tune the manager; zero values take the defaults below.
@@ -67,6 +70,19 @@ type Options struct {
 	HealthFailures  int           // consecutive failed pings before a kill
 	DrainTimeout    time.Duration // rolling restart: wait for calls on the old instance
 	PollInterval    time.Duration // how often an exit is looked for
+	// DrainTimeoutAt, when set, replaces DrainTimeout at each drain (it
+	// follows exec_timeout_max_ms, which a SIGHUP may raise).
+	DrainTimeoutAt func() time.Duration
+}
+
+// drainTimeout is the drain bound in force now.
+func (o *Options) drainTimeout() time.Duration {
+	if o.DrainTimeoutAt != nil {
+		if d := o.DrainTimeoutAt(); d > 0 {
+			return d
+		}
+	}
+	return o.DrainTimeout
 }
 
 func (o *Options) defaults() error {

@@ -174,9 +174,10 @@ func (s *slot) install(inst *instance) *instance {
 // drain lets calls on old finish (bounded) and stops it.
 func (s *slot) drain(old *instance) {
 	n := old.inFlight()
-	if !old.waitIdle(s.m.opts.DrainTimeout) {
+	drain := s.m.opts.drainTimeout()
+	if !old.waitIdle(drain) {
 		s.m.log.Warn("rolling restart: calls still running on the old instance at the drain deadline are cut",
-			"worker", s.spec.Name, "pid", old.pid, "in_flight", old.inFlight(), "drain_timeout_ms", s.m.opts.DrainTimeout.Milliseconds())
+			"worker", s.spec.Name, "pid", old.pid, "in_flight", old.inFlight(), "drain_timeout_ms", drain.Milliseconds())
 	}
 	// Read the old instance's own series once more: what it counted since
 	// the last scrape is kept (carry.go).

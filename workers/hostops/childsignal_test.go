@@ -45,7 +45,7 @@ func TestExecWithQuietChildExits(t *testing.T) {
 	noPidfd := newTestLocal(t, nil)
 	noPidfd.pidfd = false
 	limited := newTestLocal(t, func(c *Config) { c.Rlimits = map[string]uint64{"nofile": 64}; c.SelfExecutable = "" })
-	if limited.noTrace {
+	if limited.now().noTrace {
 		t.Log("tracing is not allowed here; the limited case goes through the shim")
 	}
 	for name, l := range map[string]*Local{"pidfd": plain, "waitid": noPidfd, "limited": limited} {

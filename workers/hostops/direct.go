@@ -119,6 +119,9 @@ type program struct {
 	// environment with PWD as the shell would have exported it.
 	direct bool
 	env    []string
+	// live is the config the command was planned under: spawning it reads
+	// the same rlimits and environment even if a SIGHUP lands between.
+	live *liveConfig
 }
 
 // shellProgram runs command through the shell.

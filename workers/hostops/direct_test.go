@@ -98,7 +98,7 @@ func TestDirectMatchesTheShell(t *testing.T) {
 	}
 	for _, c := range cases {
 		cwd := filepath.Join(dir, c.cwd)
-		if got := planExec(c.cmd, cwd, direct.env).direct; got != c.direct {
+		if got := planExec(c.cmd, cwd, direct.now().env).direct; got != c.direct {
 			t.Errorf("%q: direct = %v, want %v", c.cmd, got, c.direct)
 		}
 		req := ExecRequest{Command: c.cmd, Cwd: cwd, Timeout: 20 * time.Second}
@@ -134,7 +134,7 @@ func sortedLines(s string) string {
 func TestDirectProgramKilledOnTimeout(t *testing.T) {
 	requireDash(t)
 	l := newTestLocal(t, nil)
-	if !planExec("sleep 30", "/", l.env).direct {
+	if !planExec("sleep 30", "/", l.now().env).direct {
 		t.Fatal("sleep 30 should run without the shell")
 	}
 	var pid int

@@ -18,12 +18,13 @@ import (
 // runAs is the identity of commands: exec_user/exec_group (the sandbox)
 // first, the older exec_run_as_uid/gid otherwise; -1 is unchanged.
 func (l *Local) runAs() (uid, gid int) {
-	uid, gid = l.cfg.Sandbox.UID, l.cfg.Sandbox.GID
+	cfg := &l.now().cfg
+	uid, gid = cfg.Sandbox.UID, cfg.Sandbox.GID
 	if uid < 0 {
-		uid = l.cfg.RunAsUID
+		uid = cfg.RunAsUID
 	}
 	if gid < 0 {
-		gid = l.cfg.RunAsGID
+		gid = cfg.RunAsGID
 	}
 	return uid, gid
 }
@@ -59,11 +60,12 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(Started)
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	limits := l.cfg.Sandbox.Limits
+	box0 := l.now().cfg.Sandbox // one config for the default and its maximum
+	limits := box0.Limits
 	if req.Limits != nil {
 		limits = *req.Limits
 	}
-	if err := limits.Within(l.cfg.Sandbox.MaxLimits); err != nil {
+	if err := limits.Within(box0.MaxLimits); err != nil {
 		return finish(CodeInvalidLimits, "limits: %v", err)
 	}
 	box, err := l.sandbox.begin(limits)
@@ -105,7 +107,7 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(Started)
 		started(st)
 	}
 
-	outBuf, errBuf := newCappedBuffer(l.cfg.OutputCap), newCappedBuffer(l.cfg.OutputCap)
+	outBuf, errBuf := newCappedBuffer(l.now().cfg.OutputCap), newCappedBuffer(l.now().cfg.OutputCap) // fixed: not reloadable
 	drained := make(chan struct{}, 2)
 	go func() { outBuf.drain(out.stdoutR, l.readBufs); drained <- struct{}{} }()
 	go func() { errBuf.drain(out.stderrR, l.readBufs); drained <- struct{}{} }()
@@ -132,11 +134,11 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(Started)
 // execDir is the directory a command runs in, checked: it exists, is a
 // directory and is within the allowed roots. On error, the code to answer.
 func (l *Local) execDir(cwd string) (string, string, error) {
-	dir, err := l.paths.dir(cwd)
+	dir, err := l.now().paths.dir(cwd)
 	if err != nil {
 		return "", CodeCwdNotFound, fmt.Errorf("cwd: %v", err)
 	}
-	if err := l.paths.check(dir); err != nil {
+	if err := l.now().paths.check(dir); err != nil {
 		return "", CodePathNotAllowed, fmt.Errorf("cwd %v", err)
 	}
 	switch st, err := os.Stat(dir); {
@@ -189,7 +191,9 @@ func (l *Local) startCommand(command, dir string, box boxed, out outputs) (*exec
 	prog := l.plan(command, dir)
 	cmd, err := l.spawn(prog, dir, box, out)
 	if err != nil && prog.direct {
+		live := prog.live
 		prog = shellProgram(command)
+		prog.live = live
 		cmd, err = l.spawn(prog, dir, box, out)
 	}
 	return cmd, prog, err
@@ -202,8 +206,8 @@ func (l *Local) spawn(prog program, dir string, box boxed, out outputs) (*exec.C
 	// Wait does not wait for copy goroutines; we drain them below.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = l.devNull, out.stdoutW, out.stderrW
 	start := cmd.Start
-	if l.traceLimits() {
-		start = func() error { return startLimited(cmd, l.cfg.Rlimits) }
+	if prog.live.traceLimits() {
+		start = func() error { return startLimited(cmd, prog.live.cfg.Rlimits) }
 	}
 	if cg := box.cg; cg != nil && !box.forksInside() {
 		// v1 limits: the spawner thread forks from inside the
@@ -279,7 +283,7 @@ func (l *Local) awaitDrains(drained <-chan struct{}, pipes ...*os.File) {
 		default:
 		}
 		if grace == nil {
-			t := time.NewTimer(l.cfg.KillGrace())
+			t := time.NewTimer(l.now().cfg.KillGrace())
 			defer t.Stop()
 			grace = t.C
 		}
@@ -335,23 +339,28 @@ func (l *Local) describeExit(res *ExecResult, ps *os.ProcessState, waitErr, call
 
 // traceLimits: limits are set and applied by tracing the child to its
 // execve (rlimit_trace.go), not by the shim.
-func (l *Local) traceLimits() bool { return len(l.cfg.Rlimits) > 0 && !l.noTrace }
+func (l *Local) traceLimits() bool { return l.now().traceLimits() }
+
+func (c *liveConfig) traceLimits() bool { return len(c.cfg.Rlimits) > 0 && !c.noTrace }
 
 // plan is how command runs in dir: the program itself where the shell
 // would only have run it (direct.go), else the shell. Not through the
 // rlimit shim, whose re-exec takes the shell's arguments, nor with
 // SVCD_EXEC_DIRECT=off (Config.ShellAlways, for comparisons).
 func (l *Local) plan(command, dir string) program {
-	if l.cfg.ShellAlways || !l.shellIsDash || l.shimmed() {
-		return shellProgram(command)
+	live := l.now()
+	prog := shellProgram(command)
+	if !live.cfg.ShellAlways && l.shellIsDash && !live.shimmed() {
+		prog = planExec(command, dir, live.env)
 	}
-	return planExec(command, dir, l.env)
+	prog.live = live
+	return prog
 }
 
 // shimmed: limits are set and applied by the re-exec shim (tracing is not
 // allowed here).
-func (l *Local) shimmed() bool {
-	return len(l.cfg.Rlimits) > 0 && !l.traceLimits() && l.cfg.SelfExecutable != ""
+func (c *liveConfig) shimmed() bool {
+	return len(c.cfg.Rlimits) > 0 && !c.traceLimits() && c.cfg.SelfExecutable != ""
 }
 
 // command builds the child: prog (through the rlimit shim when limits are
@@ -359,11 +368,12 @@ func (l *Local) shimmed() bool {
 // uid/gid, the filtered environment.
 func (l *Local) command(prog program, dir string, box boxed) *exec.Cmd {
 	var cmd *exec.Cmd
-	env := l.env
+	live := prog.live
+	env := live.env
 	switch {
-	case l.shimmed():
-		cmd = exec.Command(l.cfg.SelfExecutable, append([]string{"worker", ShimName}, prog.args...)...)
-		env = append(append([]string(nil), env...), RlimitsEnv+"="+FormatRlimits(l.cfg.Rlimits))
+	case live.shimmed():
+		cmd = exec.Command(live.cfg.SelfExecutable, append([]string{"worker", ShimName}, prog.args...)...)
+		env = append(append([]string(nil), env...), RlimitsEnv+"="+FormatRlimits(live.cfg.Rlimits))
 	case prog.direct:
 		// Path and argv as the shell would pass them to execve: argv[0]
 		// is the word as typed, a relative path is relative to Dir (no
@@ -386,7 +396,7 @@ func (l *Local) command(prog program, dir string, box boxed) *exec.Cmd {
 	if box.cg != nil && box.cg.FD() >= 0 {
 		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, box.cg.FD()
 	}
-	if l.cfg.Sandbox.Network == sandbox.NetworkNone {
+	if l.now().cfg.Sandbox.Network == sandbox.NetworkNone {
 		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNET
 	}
 	if l.pidfd {

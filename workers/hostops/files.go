@@ -28,14 +28,14 @@ func (l *Local) ReadFile(ctx context.Context, req ReadRequest) (ReadResult, erro
 		res.ErrorCode, res.Error = code, fmt.Sprintf(format, args...)
 		return res, nil
 	}
-	p, err := l.paths.path(req.Cwd, req.Path)
+	p, err := l.now().paths.path(req.Cwd, req.Path)
 	if err != nil {
 		return fail(CodeIOError, "path: %v", err)
 	}
 	// Non-blocking, so that a FIFO or a device answers at once instead of
 	// holding a worker thread in open(2); Stat below refuses it.
 	var f *os.File
-	p, err = l.paths.beneath(p, func(root *os.Root, rel string) (err error) {
+	p, err = l.now().paths.beneath(p, func(root *os.Root, rel string) (err error) {
 		f, err = root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 		return err
 	})
@@ -59,16 +59,16 @@ func (l *Local) ReadFile(ctx context.Context, req ReadRequest) (ReadResult, erro
 		return fail(CodeIsDirectory, "%s is a directory", p)
 	case !st.Mode().IsRegular():
 		return fail(CodeNotRegular, "%s is not a regular file (%s)", p, st.Mode().Type())
-	case st.Size() > l.cfg.ReadCap:
-		return fail(CodeTooLarge, "%s is %d bytes, over the read cap of %d bytes", p, st.Size(), l.cfg.ReadCap)
+	case st.Size() > l.now().cfg.ReadCap:
+		return fail(CodeTooLarge, "%s is %d bytes, over the read cap of %d bytes", p, st.Size(), l.now().cfg.ReadCap)
 	}
 	// Read one byte past the cap: the file may have grown since Stat.
-	content, err := io.ReadAll(io.LimitReader(f, l.cfg.ReadCap+1))
+	content, err := io.ReadAll(io.LimitReader(f, l.now().cfg.ReadCap+1))
 	if err != nil {
 		return fail(CodeIOError, "read %s: %v", p, pathErrText(err))
 	}
-	if int64(len(content)) > l.cfg.ReadCap {
-		return fail(CodeTooLarge, "%s grew past the read cap of %d bytes while being read", p, l.cfg.ReadCap)
+	if int64(len(content)) > l.now().cfg.ReadCap {
+		return fail(CodeTooLarge, "%s grew past the read cap of %d bytes while being read", p, l.now().cfg.ReadCap)
 	}
 	res.Info.Size = int64(len(content))
 	if req.Encoding != EncodingBase64 && !utf8.Valid(content) {
@@ -94,10 +94,10 @@ func (l *Local) WriteFile(ctx context.Context, req WriteRequest) (WriteResult, e
 		res.ErrorCode, res.Error = code, fmt.Sprintf(format, args...)
 		return res, nil
 	}
-	if int64(len(req.Content)) > l.cfg.WriteCap {
-		return fail(CodeTooLarge, "content is %d bytes, over the write cap of %d bytes", len(req.Content), l.cfg.WriteCap)
+	if int64(len(req.Content)) > l.now().cfg.WriteCap {
+		return fail(CodeTooLarge, "content is %d bytes, over the write cap of %d bytes", len(req.Content), l.now().cfg.WriteCap)
 	}
-	p, err := l.paths.path(req.Cwd, req.Path)
+	p, err := l.now().paths.path(req.Cwd, req.Path)
 	if err != nil {
 		return fail(CodeIOError, "path: %v", err)
 	}
@@ -188,13 +188,13 @@ func (l *Local) writeTarget(p string, createParents bool) (writeTarget, string, 
 			dir, err = openDirBeneath(root, rel)
 			return err
 		}
-		placed, err := l.paths.beneath(dirPath, open)
+		placed, err := l.now().paths.beneath(dirPath, open)
 		if errors.Is(err, fs.ErrNotExist) {
 			if !createParents {
 				return writeTarget{}, CodeParentNotFound, fmt.Errorf("folder %s does not exist; pass \"createParents\":true to create it", dirPath)
 			}
-			if _, err = l.paths.beneath(dirPath, func(root *os.Root, rel string) error { return root.MkdirAll(rel, 0o755) }); err == nil {
-				placed, err = l.paths.beneath(dirPath, open)
+			if _, err = l.now().paths.beneath(dirPath, func(root *os.Root, rel string) error { return root.MkdirAll(rel, 0o755) }); err == nil {
+				placed, err = l.now().paths.beneath(dirPath, open)
 			}
 		}
 		switch {

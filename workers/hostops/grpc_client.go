@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	pb "github.com/svcd/svcd/shared/proto"
@@ -76,6 +77,32 @@ func (c *GRPCClient) WriteFile(ctx context.Context, req WriteRequest) (WriteResu
 		return WriteResult{}, err
 	}
 	return WriteResult{OK: resp.Ok, Error: resp.Error, ErrorCode: resp.ErrorCode, Info: fileInfoFromPB(resp.Info), Created: resp.Created}, nil
+}
+
+// Reconfigure sends cfg as the JSON the worker starts from (ConfigEnv); a
+// refusal comes back as an error, ErrRespawn when only a new worker
+// process can take it.
+func (c *GRPCClient) Reconfigure(ctx context.Context, cfg Config) error {
+	enc, err := cfg.Encode()
+	if err != nil {
+		return err
+	}
+	resp, err := c.client.Reconfigure(ctx, &pb.ReconfigureRequest{ConfigJson: enc})
+	if err != nil {
+		return err
+	}
+	return c.mapReconfigureError(resp.Error)
+}
+
+// mapReconfigureError turns the response's error text back into an error.
+func (c *GRPCClient) mapReconfigureError(msg string) error {
+	switch {
+	case strings.HasPrefix(msg, respawnPrefix):
+		return fmt.Errorf("%w: %s", ErrRespawn, strings.TrimPrefix(msg, respawnPrefix))
+	case msg != "":
+		return errors.New(msg)
+	}
+	return nil
 }
 
 func execResultFromPB(r *pb.ExecResult) ExecResult {

@@ -49,6 +49,19 @@ func (s *GRPCServer) WriteFile(ctx context.Context, req *pb.WriteFileRequest) (*
 	return &pb.WriteFileResponse{Ok: res.OK, Error: res.Error, ErrorCode: res.ErrorCode, Info: fileInfoToPB(res.Info), Created: res.Created}, nil
 }
 
+// Reconfigure decodes the config as the worker's start does (ConfigEnv) and
+// hands it to the implementation; a refusal travels as the response's error.
+func (s *GRPCServer) Reconfigure(ctx context.Context, req *pb.ReconfigureRequest) (*pb.ReconfigureResponse, error) {
+	cfg, err := DecodeConfig(req.ConfigJson)
+	if err == nil {
+		err = s.impl.Reconfigure(ctx, cfg)
+	}
+	if err != nil {
+		return &pb.ReconfigureResponse{Error: err.Error()}, nil
+	}
+	return &pb.ReconfigureResponse{}, nil
+}
+
 func execResultToPB(r ExecResult) *pb.ExecResult {
 	return &pb.ExecResult{
 		Ok: r.OK, Stdout: r.Stdout, Stderr: r.Stderr,

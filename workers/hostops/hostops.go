@@ -30,6 +30,11 @@ type HostOps interface {
 	Exec(ctx context.Context, req ExecRequest, started func(Started)) (ExecResult, error)
 	ReadFile(ctx context.Context, req ReadRequest) (ReadResult, error)
 	WriteFile(ctx context.Context, req WriteRequest) (WriteResult, error)
+	// Reconfigure applies cfg to operations that start after it returns
+	// (SIGHUP, reconfigure.go); running commands keep what they started
+	// with. An error means nothing changed; ErrRespawn, that only a new
+	// worker process can take cfg.
+	Reconfigure(ctx context.Context, cfg Config) error
 }
 
 // Error codes carried in results. They are stable: clients may branch on them.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -13,15 +14,18 @@ import (
 
 // Local is the real HostOps, running in the worker process.
 type Local struct {
-	cfg      Config
+	// live is what Reconfigure swaps (reconfigure.go): each operation
+	// reads it when it needs it, so a SIGHUP reaches new operations and a
+	// running command keeps the cgroup, rlimits and spawner it started with.
+	live     atomic.Pointer[liveConfig]
+	reconfMu sync.Mutex // one Reconfigure at a time
+	environ  []string   // the worker's environment, for exec_env_allow
+	started  Config     // the config at start: what a confined worker may reach
 	log      hclog.Logger
-	paths    *resolver
 	spawner  *pluginkit.Spawner
 	groups   *groups
-	env      []string
 	devNull  *os.File   // every command's stdin, opened once
 	readBufs *sync.Pool // output drain buffers
-	noTrace  bool       // limits go through the shim: tracing is not allowed here
 	pidfd    bool       // commands are waited for through a pidfd (exitwait.go)
 	// shellIsDash: commands of plain words may run without the shell
 	// (direct.go).
@@ -34,7 +38,7 @@ var _ HostOps = (*Local)(nil)
 // NewLocal builds the implementation. environ is the worker's environment
 // (os.Environ()); the children's one is derived from it once, here.
 func NewLocal(cfg Config, log hclog.Logger, spawner *pluginkit.Spawner, environ []string) (*Local, error) {
-	paths, err := newResolver(cfg.AllowedRoots)
+	live, err := newLiveConfig(cfg, environ)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +46,7 @@ func NewLocal(cfg Config, log hclog.Logger, spawner *pluginkit.Spawner, environ 
 	if err != nil {
 		return nil, err
 	}
-	l := &Local{cfg: cfg, log: log, paths: paths, spawner: spawner, groups: newGroups(), env: childEnv(environ, cfg.EnvAllow), devNull: devNull, readBufs: newReadBufs(), pidfd: pidfdWaitable(), shellIsDash: ShellIsDash()}
+	l := &Local{started: cfg, environ: environ, log: log, spawner: spawner, groups: newGroups(), devNull: devNull, readBufs: newReadBufs(), pidfd: pidfdWaitable(), shellIsDash: ShellIsDash()}
 	box, err := setupSandbox(context.Background(), cfg.Sandbox, spawner.Do)
 	if err != nil {
 		return nil, err
@@ -51,12 +55,8 @@ func NewLocal(cfg Config, log hclog.Logger, spawner *pluginkit.Spawner, environ 
 		log.Warn("exec sandbox layer missing", "layer", p)
 	}
 	l.sandbox = box
-	if len(cfg.Rlimits) > 0 {
-		if err := canTraceLimits(spawner, cfg.Rlimits); err != nil {
-			l.noTrace = true
-			log.Warn("exec limits cannot be applied by tracing the child; using the slower re-exec shim", "error", err)
-		}
-	}
+	live.noTrace = l.tracingRefused(cfg.Rlimits)
+	l.live.Store(live)
 	return l, nil
 }
 

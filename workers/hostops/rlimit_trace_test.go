@@ -26,7 +26,7 @@ func TestExecLimitsByTracing(t *testing.T) {
 		c.Rlimits = map[string]uint64{"nofile": 40, "core": 0, "cpu": 7, "fsize": 1 << 20}
 		c.SelfExecutable = ""
 	})
-	if l.noTrace {
+	if l.now().noTrace {
 		t.Skip("tracing is not allowed here; limited execs use the shim")
 	}
 	// $$ is the shell: its own limits, read first thing, and a child's.
@@ -56,7 +56,7 @@ func TestExecLimitsByTracing(t *testing.T) {
 // Concurrent limited execs each get their own limits and answers.
 func TestExecLimitsByTracingConcurrently(t *testing.T) {
 	l := newTestLocal(t, func(c *Config) { c.Rlimits = map[string]uint64{"nofile": 64}; c.SelfExecutable = "" })
-	if l.noTrace {
+	if l.now().noTrace {
 		t.Skip("tracing is not allowed here")
 	}
 	var wg sync.WaitGroup

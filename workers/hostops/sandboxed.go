@@ -33,7 +33,10 @@ import (
 // be emptied or the pool is full). A command finding no idle spawner makes
 // one: a thread, a mkdir and a ruleset, ≈0.1 ms.
 type cmdSandbox struct {
-	cfg      sandbox.Config
+	// cfg is the sandbox config new spawners are built from; Reconfigure
+	// (reconfigure.go) swaps it, and a spawner built from an older one is
+	// retired when taken, as a stale HiddenStamp is.
+	cfg      atomic.Pointer[sandbox.Config]
 	tree     *sandbox.Tree
 	abi      int // Landlock ABI applied to spawner threads, 0: none
 	problems []string
@@ -64,6 +67,8 @@ type slot struct {
 	// hidden: the directories the read rules were listed from, as they
 	// were; a change retires the spawner (sandbox/hidden.go).
 	hidden sandbox.HiddenStamp
+	// built: the config the spawner's Landlock rules came from.
+	built *sandbox.Config
 }
 
 // idleSpawners is how many spawners wait for commands: commands that run at
@@ -73,7 +78,8 @@ const idleSpawners = 8
 // setupSandbox opens the worker's cgroup tree and checks that a spawner can
 // be restricted. In required mode a missing layer is an error.
 func setupSandbox(ctx context.Context, cfg sandbox.Config, do func(context.Context, func() error) error) (*cmdSandbox, error) {
-	s := &cmdSandbox{cfg: cfg, owner: sandbox.OwnerName(os.Getpid())}
+	s := &cmdSandbox{owner: sandbox.OwnerName(os.Getpid())}
+	s.cfg.Store(&cfg)
 	if cfg.Mode == sandbox.ModeOff {
 		return s, do(ctx, sandbox.SetNoNewPrivs)
 	}
@@ -129,10 +135,10 @@ func setupSandbox(ctx context.Context, cfg sandbox.Config, do func(context.Conte
 
 // writeRoots are a spawner's write roots: the configured ones, with the
 // scratch root narrowed to the spawner's own directory.
-func (s *cmdSandbox) writeRoots(scratch string) []string {
-	out := make([]string, 0, len(s.cfg.WriteRoots)+1)
-	for _, r := range s.cfg.WriteRoots {
-		if filepath.Clean(r) != filepath.Clean(s.cfg.ScratchRoot) {
+func writeRoots(cfg *sandbox.Config, scratch string) []string {
+	out := make([]string, 0, len(cfg.WriteRoots)+1)
+	for _, r := range cfg.WriteRoots {
+		if filepath.Clean(r) != filepath.Clean(cfg.ScratchRoot) {
 			out = append(out, r)
 		}
 	}
@@ -146,22 +152,23 @@ func (s *cmdSandbox) writeRoots(scratch string) []string {
 // restricts the thread (Landlock where the kernel has it, no_new_privs
 // always).
 func (s *cmdSandbox) newSlot() (*slot, error) {
-	sl := &slot{}
+	cfg := s.cfg.Load()
+	sl := &slot{built: cfg}
 	if s.scratch {
-		d := filepath.Join(s.cfg.ScratchRoot, s.owner+"-s"+strconv.FormatUint(s.seq.Add(1), 10))
+		d := filepath.Join(cfg.ScratchRoot, s.owner+"-s"+strconv.FormatUint(s.seq.Add(1), 10))
 		if err := os.Mkdir(d, 0o700); err != nil {
 			return nil, fmt.Errorf("scratch directory: %w", err)
 		}
-		if s.cfg.UID >= 0 || s.cfg.GID >= 0 {
-			_ = os.Chown(d, s.cfg.UID, s.cfg.GID)
+		if cfg.UID >= 0 || cfg.GID >= 0 {
+			_ = os.Chown(d, cfg.UID, cfg.GID)
 		}
 		sl.scratch = d
 	}
 	sl.sp = pluginkit.NewSpawner()
 	abi := s.abi
 	var reads []string
-	if s.cfg.HidesFiles(abi) {
-		reads, sl.hidden, _ = sandbox.HiddenReads(s.cfg.Hidden)
+	if cfg.HidesFiles(abi) {
+		reads, sl.hidden, _ = sandbox.HiddenReads(cfg.Hidden)
 	}
 	err := sl.sp.Do(context.Background(), func() error {
 		// Every command this thread forks execs with no capability.
@@ -172,7 +179,7 @@ func (s *cmdSandbox) newSlot() (*slot, error) {
 			return sandbox.SetNoNewPrivs()
 		}
 		_, err := sandbox.RestrictThread(sandbox.Ruleset{
-			Write: s.writeRoots(sl.scratch), Read: orReads(s.cfg.ReadRoots, reads), WriteFiles: sandbox.DeviceFiles,
+			Write: writeRoots(cfg, sl.scratch), Read: orReads(cfg.ReadRoots, reads), WriteFiles: sandbox.DeviceFiles,
 			Sockets: true, Scoped: true, IoctlDev: true,
 		}, abi)
 		if err == nil && s.connect != nil {
@@ -232,7 +239,7 @@ func (s *cmdSandbox) arm(sl *slot) {
 	if s.tree == nil || sl.cg != nil {
 		return
 	}
-	cg, err := s.tree.New(s.cfg.Limits)
+	cg, err := s.tree.New(s.cfg.Load().Limits)
 	if err != nil {
 		return
 	}
@@ -255,12 +262,13 @@ func (b boxed) spawner(shared *pluginkit.Spawner) *pluginkit.Spawner {
 // begin makes the command's cgroup (with limits l) and borrows a spawner.
 func (s *cmdSandbox) begin(l sandbox.Limits) (boxed, error) {
 	var c boxed
-	if s == nil || s.cfg.Mode == sandbox.ModeOff {
+	if s == nil || s.cfg.Load().Mode == sandbox.ModeOff {
 		return c, nil
 	}
-	if c.slot = s.take(); c.slot != nil && !c.slot.hidden.Fresh() {
+	if c.slot = s.take(); c.slot != nil && (!c.slot.hidden.Fresh() || c.slot.built != s.cfg.Load()) {
 		// A directory the read rules were listed from changed: an entry
 		// made there since would be unreadable to this spawner's commands.
+		// Or a SIGHUP changed the roots its Landlock rules were built from.
 		go s.retire(c.slot)
 		c.slot = nil
 	}
