@@ -1,7 +1,11 @@
 // credentialFingerprint mirrors shared/bridgeproto (Credentials.Metadata):
 // "sha256:" + hex SHA-256 over, for headers (names lower-cased) then cookies,
 // each entry in byte order of its name as kind ("h"/"c"), then the name and
-// the value each prefixed by its 4-byte big-endian UTF-8 length. The popup
+// the value each prefixed by its 4-byte big-endian UTF-8 length. A header
+// with no value (every header but the credential ones, lib/fingerprint.js
+// mergeHeaders) is not hashed: the fingerprint depends on the login only,
+// so page-side capture (the headers the page's scripts set) and network
+// capture (those and the browser's own) give the same one (issue 36). The popup
 // can show it beside the daemon's value to prove both saw the same login
 // without either side ever displaying a credential value.
 const enc = new TextEncoder();
@@ -26,6 +30,7 @@ export async function credentialFingerprint(headers = {}, cookies = {}) {
     for (const [k, v] of Object.entries(map)) vals.set(lower ? k.toLowerCase() : k, String(v));
     const names = [...vals.keys()].map((n) => [n, enc.encode(n)]).sort((a, b) => compareBytes(a[1], b[1]));
     for (const [n, nb] of names) {
+      if (kind === "h" && vals.get(n) === "") continue;
       parts.push(enc.encode(kind), lenPrefixed(nb), lenPrefixed(enc.encode(vals.get(n))));
     }
   };
