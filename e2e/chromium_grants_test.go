@@ -84,6 +84,16 @@ func webRequestSeen(t *testing.T, b *browser, sw, origin string) int {
 	return n
 }
 
+// pageCaptureSeen is how many page-side capture messages (page-relay.js
+// through the content script) the worker got from pages of origin.
+func pageCaptureSeen(t *testing.T, b *browser, sw, origin string) int {
+	var n int
+	if err := b.eval(sw, fmt.Sprintf(`globalThis.svcdPageCaptureSeen.get(%q) || 0`, origin), &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // reloadAndWait reloads a tab and returns once the new document is
 // complete and its own /api/login answered (the site's page sends it at load).
 func reloadAndWait(t *testing.T, b *browser, tab string) {
@@ -184,8 +194,11 @@ func TestExtensionAsksOnlyForGrantedSites(t *testing.T) {
 		if n := webRequestSeen(t, b, sw, originA); n != 0 {
 			t.Fatalf("the capture listener ran %d times for a site not granted", n)
 		}
-		if n := webRequestSeen(t, b, sw, siteB.URL); n == 0 {
-			t.Fatal("the capture listener never ran for the granted site: the check above saw nothing")
+		if n := pageCaptureSeen(t, b, sw, originA); n != 0 {
+			t.Fatalf("a page of a site not granted sent the worker %d capture messages", n)
+		}
+		if n := pageCaptureSeen(t, b, sw, siteB.URL); n == 0 {
+			t.Fatal("the page-side capture never reported the granted site: the check above saw nothing")
 		}
 		// Nothing captured there, so the daemon has no client to relay through.
 		if st, body := relayAnswer(d, "platform_a"); st == 200 || strings.Contains(body, "hello from") {
@@ -261,6 +274,7 @@ func TestExtensionAsksOnlyForGrantedSites(t *testing.T) {
 			return len(l) > 0 && !strings.Contains(string(raw), "localhost")
 		})
 		seen := webRequestSeen(t, b, sw, originA)
+		reported := pageCaptureSeen(t, b, sw, originA)
 		reloadAndWait(t, b, tabA)
 		waitUntil(t, 15*time.Second, "the control page reloaded and marked again", func() bool {
 			reloadAndWait(t, b, tabB)
@@ -272,6 +286,9 @@ func TestExtensionAsksOnlyForGrantedSites(t *testing.T) {
 		}
 		if n := webRequestSeen(t, b, sw, originA); n != seen {
 			t.Fatalf("the capture listener ran %d more times after the removal", n-seen)
+		}
+		if n := pageCaptureSeen(t, b, sw, originA); n != reported {
+			t.Fatalf("the page sent %d more capture messages after the removal", n-reported)
 		}
 		// The daemon still holds the site's credentials: the worker itself
 		// refuses, at once.

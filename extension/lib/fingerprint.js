@@ -8,6 +8,8 @@
 // capture (those and the browser's own) give the same one (issue 36). The popup
 // can show it beside the daemon's value to prove both saw the same login
 // without either side ever displaying a credential value.
+import "./pagecapture.js";
+
 const enc = new TextEncoder();
 
 function compareBytes(a, b) {
@@ -50,18 +52,10 @@ export function headerNames(headers = {}) {
   return [...new Set(Object.keys(headers).map((k) => k.toLowerCase()))].sort();
 }
 
-// credentialHeader: whether a request header's value identifies the login.
-// Only these values go (inside the credentials message, which the daemon
-// turns into the fingerprint at once); every other header is captured by
-// name only, so volatile values (content-length, accept…) do not change the
-// fingerprint on every request. Cookies travel as the cookie map instead of
-// the cookie header.
-export function credentialHeader(name) {
-  const n = name.toLowerCase();
-  if (n === "cookie") return false;
-  return n === "authorization" || n === "proxy-authorization" || n.startsWith("x-") ||
-    /auth|token|session|csrf|xsrf|api-?key|secret|signature/.test(n);
-}
+// credentialHeader: whether a request header's value identifies the login
+// (lib/pagecapture.js holds the rule: the page relay needs it too, and a
+// page-world script cannot import a module).
+export const credentialHeader = globalThis.__svcdPageCapture.credentialHeader;
 
 // mergeHeaders adds one request's headers to what a platform tab captured:
 // every name, the value of credential headers only ("" for the rest). It
