@@ -18,9 +18,13 @@ func allURLsManifest(t *testing.T, current string) string {
 	t.Helper()
 	const now = `"host_permissions": ["http://127.0.0.1/*"],
   "optional_host_permissions": ["*://*/*"],`
-	if !strings.Contains(current, now) || !strings.Contains(current, `"version": "0.1.0"`) {
+	// Before issue 36's second half, webRequest was required too.
+	const perms = `"permissions": ["storage", "tabs", "scripting", "alarms", "cookies"],
+  "optional_permissions": ["webRequest"],`
+	if !strings.Contains(current, now) || !strings.Contains(current, perms) || !strings.Contains(current, `"version": "0.1.0"`) {
 		t.Fatal("the manifest changed: update allURLsManifest")
 	}
+	current = strings.Replace(current, perms, `"permissions": ["storage", "tabs", "scripting", "alarms", "webRequest", "cookies"],`, 1)
 	old := strings.Replace(current, now, `"host_permissions": ["<all_urls>"],
   "content_scripts": [{ "matches": ["<all_urls>"], "js": ["lib/pagerules.js", "content.js"], "run_at": "document_idle" }],`, 1)
 	return strings.Replace(old, `"version": "0.1.0"`, `"version": "0.0.9"`, 1)
@@ -95,6 +99,14 @@ func TestExtensionUpdateFromAllURLs(t *testing.T) {
 		var ok bool
 		_ = b.eval(nsw, `chrome.scripting.getRegisteredContentScripts().then((l) => l.length === 2 && l.every((s) => s.matches.includes('`+origin+`/*')))`, &ok)
 		return ok
+	})
+
+	// The webRequest the old version required is given back (Chrome would
+	// keep it as the optional permission it is now, and with it the cost
+	// to every page): the capture is the page-side one.
+	waitUntil(t, 15*time.Second, "the inherited webRequest given back", func() bool {
+		var held bool
+		return b.eval(nsw, `chrome.permissions.contains({permissions: ['webRequest']})`, &held) == nil && !held
 	})
 
 	// The configured platform works as before: its page, its capture, a relay.

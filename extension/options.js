@@ -178,8 +178,11 @@ async function showNetwork() {
 netBox.addEventListener("change", () => {
   const on = netBox.checked;
   const p = on ? chrome.permissions.request({ permissions: ["webRequest"] }) : chrome.permissions.remove({ permissions: ["webRequest"] });
-  p.then((ok) => {
-    if (!ok) netState.textContent = on ? "not granted" : "could not be given back";
+  p.then(async (ok) => {
+    // The user's choice, kept: an update gives back a webRequest grant
+    // inherited from an older version only if the user never chose it.
+    if (ok) await chrome.storage.local.set({ networkCapture: on });
+    else netState.textContent = on ? "not granted" : "could not be given back";
   }, (e) => { netState.textContent = (e && e.message) || "failed"; }).finally(() => {
     chrome.runtime.sendMessage({ grantsChanged: true }).catch(() => {});
     showNetwork();

@@ -670,6 +670,18 @@ async function askAgainAfterUpdate() {
   await chrome.runtime.openOptionsPage();
 }
 
+// After an update from a version that required webRequest, Chrome keeps
+// the old grant as the optional permission it now is, and with it the cost
+// to every page's requests (docs/extension.md "Header capture"). It is
+// given back unless the user switched network capture on in the options
+// page (which stores networkCapture: true); a worker may give a permission
+// back without a prompt.
+async function dropInheritedWebRequest() {
+  const { networkCapture } = await chrome.storage.local.get('networkCapture');
+  if (networkCapture) return;
+  if (await chrome.permissions.contains({ permissions: ['webRequest'] })) await chrome.permissions.remove({ permissions: ['webRequest'] });
+}
+
 // ---- management actions ----
 
 async function shellRuntime() {
@@ -876,7 +888,7 @@ chrome.alarms.onAlarm.addListener(() => { if (!ws) connect(); });
 chrome.runtime.onStartup.addListener(connect);
 chrome.runtime.onInstalled.addListener((d) => {
   connect();
-  if (d && d.reason === 'update') registerForGrants().then(askAgainAfterUpdate).catch(() => {});
+  if (d && d.reason === 'update') registerForGrants().then(dropInheritedWebRequest).then(askAgainAfterUpdate).catch(() => {});
 });
 // A restarted worker keeps what the popup shows (names and fingerprints only;
 // the captured values lived in the old worker's memory and are gone).
