@@ -276,3 +276,102 @@ func TestExtensionNetworkCaptureSameFingerprint(t *testing.T) {
 		t.Fatalf("the shipped extension's webRequest listener ran %d times", n)
 	}
 }
+
+// TestExtensionNetworkCaptureSwitch (issue 36): the options page's switch
+// turns the network-level capture off and on again in a running worker, no
+// reload. A user who switched it on under the version that required
+// webRequest keeps it over the update (the worker gives an inherited grant
+// back only when the user never chose it); switched off, the listener is
+// gone (a reloaded platform page calls it no more, its page-side capture
+// goes on); switched on again in a click, the grant (Chrome asks no second
+// time for a permission it granted before) adds the listener back.
+func TestExtensionNetworkCaptureSwitch(t *testing.T) {
+	dir := networkModeExtension(t)
+	mf := filepath.Join(dir, "manifest.json")
+	withWebRequest, err := os.ReadFile(mf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shipped, err := os.ReadFile(filepath.Join(harness.RepoRoot(), "extension", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mf, []byte(strings.Replace(string(withWebRequest), `"version": "0.1.0"`, `"version": "0.0.9"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := startBrowserWith(t, dir)
+	d := extensionDaemon(t)
+	site := newFakeSite("platform_a", "CANARYsw6")
+	defer site.Close()
+	sw := b.worker()
+	configure(t, b, sw, d, map[string]string{"platform_a": site.URL})
+	// The user's choice, as the options page stores it.
+	if err := b.eval(sw, `chrome.storage.local.set({networkCapture: true}).then(() => true)`, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 15*time.Second, "the old version connected", func() bool { return extConnected(t, d, "chromium-e2e") })
+
+	// The update to the shipped manifest (webRequest optional).
+	if err := os.WriteFile(mf, shipped, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.call("", "Extensions.loadUnpacked", map[string]any{"path": dir}, nil); err != nil {
+		t.Fatal(err)
+	}
+	sw = workerOfVersion(t, b, "0.1.0")
+	waitUntil(t, 20*time.Second, "the new version connected", func() bool { return extConnected(t, d, "chromium-e2e") })
+	held := func() bool {
+		var h bool
+		_ = b.eval(sw, `chrome.permissions.contains({permissions: ['webRequest']})`, &h)
+		return h
+	}
+	if !held() {
+		t.Fatal("the update took back the webRequest the user had switched on")
+	}
+	tab := openPlatformPage(t, b, site.URL)
+	waitUntil(t, 15*time.Second, "the network listener called for the platform page", func() bool { return webRequestSeen(t, b, sw, site.URL) > 0 })
+
+	b.openTab("chrome-extension://" + extensionID + "/options.html")
+	opt := b.attach(b.waitTarget("page", "chrome-extension://"+extensionID+"/options.html", 10*time.Second).TargetID)
+	switchShows := func(want bool) {
+		t.Helper()
+		waitUntil(t, 15*time.Second, fmt.Sprintf("the switch showing %v", want), func() bool {
+			var on bool
+			return b.eval(opt, `document.getElementById('networkCapture').dataset.held === '1'`, &on) == nil && on == want
+		})
+	}
+	switchShows(true)
+	// A click as the user's: the permission request needs a gesture.
+	click := func() {
+		t.Helper()
+		if err := b.call(opt, "Runtime.evaluate", map[string]any{"expression": `document.getElementById('networkCapture').click()`, "userGesture": true}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("off", func(t *testing.T) {
+		click()
+		switchShows(false)
+		waitUntil(t, 15*time.Second, "webRequest given back", func() bool { return !held() })
+		seen, reported := webRequestSeen(t, b, sw, site.URL), pageCaptureSeen(t, b, sw, site.URL)
+		reloadAndWait(t, b, tab)
+		// The reloaded page's capture (its load-time request, new to the
+		// new page) reached the worker: so would a listener's call have.
+		waitUntil(t, 15*time.Second, "the reloaded page's page-side capture", func() bool { return pageCaptureSeen(t, b, sw, site.URL) > reported })
+		if n := webRequestSeen(t, b, sw, site.URL); n != seen {
+			t.Fatalf("the network listener ran %d times after it was switched off", n-seen)
+		}
+	})
+
+	t.Run("on_again", func(t *testing.T) {
+		click()
+		switchShows(true)
+		if !held() {
+			t.Fatal("the switch shows on, the worker holds no webRequest")
+		}
+		seen := webRequestSeen(t, b, sw, site.URL)
+		reloadAndWait(t, b, tab)
+		waitUntil(t, 15*time.Second, "the network listener called again, no reload of the extension", func() bool { return webRequestSeen(t, b, sw, site.URL) > seen })
+		waitCaptureThenRelay(t, d, "the capture", "relay with network capture on")
+	})
+}

@@ -68,30 +68,7 @@ func TestExtensionUpdateFromAllURLs(t *testing.T) {
 	if err := b.call("", "Extensions.loadUnpacked", map[string]any{"path": dir}, nil); err != nil {
 		t.Fatal(err)
 	}
-	// A worker target is attached once; its version asked with a short
-	// timeout (a worker still starting may not answer the first ask).
-	var nsw string
-	attached := map[string]string{}
-	waitUntil(t, 30*time.Second, "the new version's worker", func() bool {
-		for _, ti := range b.targets() {
-			if ti.Type != "service_worker" || !strings.HasPrefix(ti.URL, "chrome-extension://"+extensionID+"/") {
-				continue
-			}
-			s, ok := attached[ti.TargetID]
-			if !ok {
-				s = b.attach(ti.TargetID)
-				attached[ti.TargetID] = s
-			}
-			var r struct {
-				Result struct{ Value string } `json:"result"`
-			}
-			if b.callT(2*time.Second, s, "Runtime.evaluate", map[string]any{"expression": "chrome.runtime.getManifest().version", "returnByValue": true}, &r) == nil && r.Result.Value == "0.1.0" {
-				nsw = s
-				return true
-			}
-		}
-		return false
-	})
+	nsw := workerOfVersion(t, b, "0.1.0")
 	waitUntil(t, 20*time.Second, "the new version connected", func() bool { return extConnected(t, d, "chromium-e2e") })
 	// Chrome keeps the old grant as the optional *://*/* it falls under:
 	// every platform origin is granted, the configured one among them.
@@ -129,4 +106,35 @@ func TestExtensionUpdateFromAllURLs(t *testing.T) {
 		_ = b.eval(opt, `!document.getElementById('broad').hidden && (document.querySelector('tr[data-platform="platform_a"] .access')||{}).textContent === 'granted'`, &shown)
 		return shown
 	})
+}
+
+// workerOfVersion waits for the extension's service worker whose manifest
+// says version (the one an update started) and returns its session. A
+// worker target is attached once; its version asked with a short timeout
+// (a worker still starting may not answer the first ask).
+func workerOfVersion(t *testing.T, b *browser, version string) string {
+	t.Helper()
+	var nsw string
+	attached := map[string]string{}
+	waitUntil(t, 30*time.Second, "the worker of version "+version, func() bool {
+		for _, ti := range b.targets() {
+			if ti.Type != "service_worker" || !strings.HasPrefix(ti.URL, "chrome-extension://"+extensionID+"/") {
+				continue
+			}
+			s, ok := attached[ti.TargetID]
+			if !ok {
+				s = b.attach(ti.TargetID)
+				attached[ti.TargetID] = s
+			}
+			var r struct {
+				Result struct{ Value string } `json:"result"`
+			}
+			if b.callT(2*time.Second, s, "Runtime.evaluate", map[string]any{"expression": "chrome.runtime.getManifest().version", "returnByValue": true}, &r) == nil && r.Result.Value == version {
+				nsw = s
+				return true
+			}
+		}
+		return false
+	})
+	return nsw
 }
