@@ -113,7 +113,8 @@ func relayAnswer(d *harness.Daemon, platform string) (int, string) {
 }
 
 // TestExtensionHoldsNoAllURLs (issue 36): the extension as shipped holds,
-// once installed, the daemon's loopback address and nothing else.
+// once installed, the daemon's loopback address and nothing else, and no
+// webRequest.
 func TestExtensionHoldsNoAllURLs(t *testing.T) {
 	b := startBrowser(t)
 	sw := b.worker()
@@ -129,6 +130,17 @@ func TestExtensionHoldsNoAllURLs(t *testing.T) {
 		return strings.Join(perms.Origins, " ")
 	}
 	waitUntil(t, 10*time.Second, "only the loopback address granted", func() bool { return origins() == "http://127.0.0.1/*" })
+	// Nor webRequest: held by any extension, it slows every page's requests
+	// (issue 36); network capture is the user's opt-in.
+	var perms struct{ Permissions []string }
+	if err := b.eval(sw, `chrome.permissions.getAll()`, &perms); err != nil {
+		t.Fatal(err)
+	}
+	var api string
+	_ = b.eval(sw, `typeof chrome.webRequest`, &api)
+	if strings.Contains(strings.Join(perms.Permissions, " "), "webRequest") || api != "undefined" {
+		t.Fatalf("installed holding webRequest: %v (chrome.webRequest is %s)", perms.Permissions, api)
+	}
 	var scripts []struct{ ID string }
 	if err := b.eval(sw, `chrome.scripting.getRegisteredContentScripts()`, &scripts); err != nil {
 		t.Fatal(err)

@@ -636,6 +636,10 @@ async function applyGrants() {
     if (update.length) await chrome.scripting.updateContentScripts(update);
     if (add.length) await chrome.scripting.registerContentScripts(add);
     pageRelayFor = key;
+    // A granted platform page already open (granted just now, or open since
+    // before the install) gets the scripts now: the page-side capture sees
+    // its requests from here on, not only after a reload or its first relay.
+    for (const { tab } of await platformTabs()) preparePage(tab.id).catch(() => {});
   } catch (e) {
     // Relays still work in granted pages: the scripts are injected at a
     // page's first relay.
