@@ -107,8 +107,8 @@
   // requests to its own origin, the values of the credential ones, and its
   // /api/ endpoints, reported to the worker through the content script only
   // when something is new (lib/pagecapture.js Recorder). The wrappers are
-  // Proxies of the originals (name, length and toString stay the native
-  // ones), look before they call the original in the same call, never read
+  // Proxies of the originals (name and length stay the native ones, and
+  // toString still reads [native code]), look before they call the original in the same call, never read
   // a body, and swallow their own errors: a capture problem never breaks or
   // delays the page's request. Nothing goes to the console.
   function watchPageRequests({ Recorder, fetchHead, mergeReports }) {
