@@ -150,11 +150,12 @@ func TestExtensionPageSideCapture(t *testing.T) {
 		var r struct {
 			Name, Open, Leak string
 			Length           int
+			Native           bool
 		}
-		if err := b.eval(tab, `({name: fetch.name, length: fetch.length, open: XMLHttpRequest.prototype.open.name, leak: typeof window.__svcdPageCapture})`, &r); err != nil {
+		if err := b.eval(tab, `({name: fetch.name, length: fetch.length, open: XMLHttpRequest.prototype.open.name, leak: typeof window.__svcdPageCapture, native: String(fetch).includes('[native code]')})`, &r); err != nil {
 			t.Fatal(err)
 		}
-		if r.Name != "fetch" || r.Length != 1 || r.Open != "open" || r.Leak != "undefined" {
+		if r.Name != "fetch" || r.Length != 1 || r.Open != "open" || r.Leak != "undefined" || !r.Native {
 			t.Fatalf("the page sees %+v", r)
 		}
 	})
