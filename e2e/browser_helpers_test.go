@@ -105,6 +105,7 @@ type recordView struct {
 	CredentialFingerprint string            `json:"credential_fingerprint"`
 	HeaderNames           []string          `json:"header_names"`
 	HeaderCount           int               `json:"header_count"`
+	CookieCount           int               `json:"cookie_count"`
 	Endpoints             []map[string]any  `json:"endpoints"`
 	EndpointMetadata      map[string]any    `json:"endpoint_metadata"`
 	Timestamps            map[string]string `json:"timestamps"`

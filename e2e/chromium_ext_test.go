@@ -199,10 +199,12 @@ func TestExtensionBridge(t *testing.T) {
 		if !strings.Contains(names, "authorization") || !strings.Contains(names, "x-csrf-token") {
 			t.Fatalf("header names %q", names)
 		}
-		// Every request header name is captured, not only credential ones
-		// (their values stay out of the fingerprint: lib/fingerprint.js).
-		if !strings.Contains(names, "content-type") || !strings.Contains(names, "user-agent") {
-			t.Fatalf("not every header name was captured: %q", names)
+		// Every header name the page's scripts set is captured, not only
+		// credential ones (their values stay out of the fingerprint:
+		// lib/fingerprint.js); the browser's own (user-agent) only with
+		// network capture on, which the shipped extension is not (issue 36).
+		if !strings.Contains(names, "content-type") || strings.Contains(names, "user-agent") {
+			t.Fatalf("the page-side capture's names: %q", names)
 		}
 	})
 

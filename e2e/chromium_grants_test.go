@@ -84,6 +84,16 @@ func webRequestSeen(t *testing.T, b *browser, sw, origin string) int {
 	return n
 }
 
+// pageCaptureSeen is how many page-side capture messages (page-relay.js
+// through the content script) the worker got from pages of origin.
+func pageCaptureSeen(t *testing.T, b *browser, sw, origin string) int {
+	var n int
+	if err := b.eval(sw, fmt.Sprintf(`globalThis.svcdPageCaptureSeen.get(%q) || 0`, origin), &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // reloadAndWait reloads a tab and returns once the new document is
 // complete and its own /api/login answered (the site's page sends it at load).
 func reloadAndWait(t *testing.T, b *browser, tab string) {
@@ -103,7 +113,8 @@ func relayAnswer(d *harness.Daemon, platform string) (int, string) {
 }
 
 // TestExtensionHoldsNoAllURLs (issue 36): the extension as shipped holds,
-// once installed, the daemon's loopback address and nothing else.
+// once installed, the daemon's loopback address and nothing else, and no
+// webRequest.
 func TestExtensionHoldsNoAllURLs(t *testing.T) {
 	b := startBrowser(t)
 	sw := b.worker()
@@ -119,6 +130,17 @@ func TestExtensionHoldsNoAllURLs(t *testing.T) {
 		return strings.Join(perms.Origins, " ")
 	}
 	waitUntil(t, 10*time.Second, "only the loopback address granted", func() bool { return origins() == "http://127.0.0.1/*" })
+	// Nor webRequest: held by any extension, it slows every page's requests
+	// (issue 36); network capture is the user's opt-in.
+	var perms struct{ Permissions []string }
+	if err := b.eval(sw, `chrome.permissions.getAll()`, &perms); err != nil {
+		t.Fatal(err)
+	}
+	var api string
+	_ = b.eval(sw, `typeof chrome.webRequest`, &api)
+	if strings.Contains(strings.Join(perms.Permissions, " "), "webRequest") || api != "undefined" {
+		t.Fatalf("installed holding webRequest: %v (chrome.webRequest is %s)", perms.Permissions, api)
+	}
 	var scripts []struct{ ID string }
 	if err := b.eval(sw, `chrome.scripting.getRegisteredContentScripts()`, &scripts); err != nil {
 		t.Fatal(err)
@@ -184,8 +206,11 @@ func TestExtensionAsksOnlyForGrantedSites(t *testing.T) {
 		if n := webRequestSeen(t, b, sw, originA); n != 0 {
 			t.Fatalf("the capture listener ran %d times for a site not granted", n)
 		}
-		if n := webRequestSeen(t, b, sw, siteB.URL); n == 0 {
-			t.Fatal("the capture listener never ran for the granted site: the check above saw nothing")
+		if n := pageCaptureSeen(t, b, sw, originA); n != 0 {
+			t.Fatalf("a page of a site not granted sent the worker %d capture messages", n)
+		}
+		if n := pageCaptureSeen(t, b, sw, siteB.URL); n == 0 {
+			t.Fatal("the page-side capture never reported the granted site: the check above saw nothing")
 		}
 		// Nothing captured there, so the daemon has no client to relay through.
 		if st, body := relayAnswer(d, "platform_a"); st == 200 || strings.Contains(body, "hello from") {
@@ -261,6 +286,7 @@ func TestExtensionAsksOnlyForGrantedSites(t *testing.T) {
 			return len(l) > 0 && !strings.Contains(string(raw), "localhost")
 		})
 		seen := webRequestSeen(t, b, sw, originA)
+		reported := pageCaptureSeen(t, b, sw, originA)
 		reloadAndWait(t, b, tabA)
 		waitUntil(t, 15*time.Second, "the control page reloaded and marked again", func() bool {
 			reloadAndWait(t, b, tabB)
@@ -272,6 +298,9 @@ func TestExtensionAsksOnlyForGrantedSites(t *testing.T) {
 		}
 		if n := webRequestSeen(t, b, sw, originA); n != seen {
 			t.Fatalf("the capture listener ran %d more times after the removal", n-seen)
+		}
+		if n := pageCaptureSeen(t, b, sw, originA); n != reported {
+			t.Fatalf("the page sent %d more capture messages after the removal", n-reported)
 		}
 		// The daemon still holds the site's credentials: the worker itself
 		// refuses, at once.

@@ -55,15 +55,35 @@ func loadAvg() float64 {
 // pageCostFigures (E1pagecost_other, E1pagecost_platform, issue 36): the
 // page's own same-origin fetch p50 in Chromium with the extension against
 // a second Chromium without it, interleaved in rounds (each round runs the
-// four tabs in a rotating order): on a site the extension was not granted
+// pages in a rotating order): on a site the extension was not granted
 // (the cost site as http://localhost:PORT) and on a granted platform site
 // (the same server as http://127.0.0.1:PORT, configured as platform_c:
-// content script, page relay and header capture on it). b is the extension's
-// browser, whose worker already has cost configured as platform_c.
+// content script, page relay and its page-side header capture on it). b
+// is the extension's browser, whose worker already has cost configured as
+// platform_c. A third Chromium holds a copy of the extension with network
+// capture on (webRequest held, networkModeExtension), reported as
+// E1pagecost_other_network and E1pagecost_platform_network: what a user
+// who switches it on pays.
 func pageCostFigures(t *testing.T, b *browser, sw string, cost *httptest.Server) {
 	plain := startBrowserWith(t, "")
+	net := startBrowserWith(t, networkModeExtension(t))
+	swNet := net.worker()
 	granted := cost.URL + "/"
 	other := strings.Replace(cost.URL, "127.0.0.1", "localhost", 1) + "/"
+	// The network copy needs no daemon for its capture: the origin is
+	// enough for the worker to register its scripts and add its listener.
+	waitUntil(t, 20*time.Second, "the network copy's extension APIs", func() bool {
+		var ok bool
+		return net.eval(swNet, `typeof chrome !== 'undefined' && !!chrome.storage`, &ok) == nil && ok
+	})
+	if err := net.eval(swNet, fmt.Sprintf(`chrome.storage.local.set({origins: {platform_c: %q}}).then(() => true)`, cost.URL), nil); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 15*time.Second, "the network copy's scripts registered", func() bool {
+		var ok bool
+		_ = net.eval(swNet, fmt.Sprintf(`chrome.scripting.getRegisteredContentScripts().then((l) => l.length === 2 && l.every((s) => s.matches.includes(%q)))`, cost.URL+"/*"), &ok)
+		return ok
+	})
 	open := func(br *browser, url string) string {
 		// A window each: no tab is a background one.
 		if err := br.call("", "Target.createTarget", map[string]any{"url": url, "newWindow": true}, nil); err != nil {
@@ -85,15 +105,24 @@ func pageCostFigures(t *testing.T, b *browser, sw string, cost *httptest.Server)
 	legs := []*leg{
 		{name: "other, no extension", br: plain, tab: open(plain, other)},
 		{name: "other, extension", br: b, tab: open(b, other)},
+		{name: "other, extension with network capture", br: net, tab: open(net, other)},
 		{name: "platform, no extension", br: plain, tab: open(plain, granted)},
 		{name: "platform, extension", br: b, tab: open(b, granted)},
+		{name: "platform, extension with network capture", br: net, tab: open(net, granted)},
 	}
 	// The extension is where it should be: its scripts in the granted page,
-	// none in the other.
-	waitUntil(t, 15*time.Second, "the content script in the granted page", func() bool { br, rl := pageMarks(b, legs[3].tab); return br && rl })
-	if br, rl := pageMarks(b, legs[1].tab); br || rl {
-		t.Fatalf("the extension's scripts are in a page not granted (%v, %v)", br, rl)
+	// none in the other; the network copy's listener on for the granted page.
+	for _, i := range []int{4, 5} {
+		waitUntil(t, 15*time.Second, "the content script in the granted page", func() bool { br, rl := pageMarks(legs[i].br, legs[i].tab); return br && rl })
 	}
+	for _, i := range []int{1, 2} {
+		if br, rl := pageMarks(legs[i].br, legs[i].tab); br || rl {
+			t.Fatalf("the extension's scripts are in a page not granted (%v, %v)", br, rl)
+		}
+	}
+	waitUntil(t, 15*time.Second, "the network copy's listener called for the granted page", func() bool {
+		return webRequestSeen(t, net, swNet, strings.TrimSuffix(granted, "/")) > 0
+	})
 	const k = 5
 	rounds := benchfig.Samples(1000) / k
 	load0 := loadAvg()
@@ -118,20 +147,26 @@ func pageCostFigures(t *testing.T, b *browser, sw string, cost *httptest.Server)
 		}
 	}
 	load1 := loadAvg()
-	// The plain browser is done: it idles through no other figure.
+	// The other browsers are done: they idle through no other figure.
 	_ = plain.cmd.Process.Kill()
 	seen := webRequestSeen(t, b, sw, strings.TrimSuffix(other, "/"))
+	seenNet := webRequestSeen(t, net, swNet, strings.TrimSuffix(other, "/"))
+	reported := pageCaptureSeen(t, b, sw, strings.TrimSuffix(other, "/"))
+	_ = net.cmd.Process.Kill()
 	report := func(id, what, goal string, base, subj *leg) {
 		sb, ss := benchfig.Summarize(base.name, base.us, 0), benchfig.Summarize(subj.name, subj.us, 0)
 		benchfig.Report(t, benchfig.Figure{ID: id, Name: "the page's own same-origin fetch with the extension vs without it, " + what,
 			Goal: goal, Baseline: sb, Subject: ss,
 			Extra: map[string]float64{"added_p50_us": ss.P50us - sb.P50us, "added_p95_us": ss.P95us - sb.P95us,
 				"loadavg_1m_start": load0, "loadavg_1m_end": load1, "page_isolated": map[bool]float64{true: 1}[isolated],
-				"webrequest_callbacks_other": float64(seen)},
-			Note: fmt.Sprintf("two headless Chromiums (one without the extension), one window per page, %d rounds of %d fetches per page, "+
-				"the four pages in a rotating order each round; fetch timed in the page (cross-origin isolated: 5 us steps); "+
-				"the machine is shared with other agents' work (load average in extra)", rounds, k)})
+				"webrequest_callbacks_other": float64(seen), "webrequest_callbacks_other_network_copy": float64(seenNet),
+				"page_capture_messages_other": float64(reported)},
+			Note: fmt.Sprintf("three headless Chromiums (one without the extension, one with the shipped extension, one with a copy holding webRequest), "+
+				"one window per page, %d rounds of %d fetches per page, the six pages in a rotating order each round; fetch timed in the page "+
+				"(cross-origin isolated: 5 us steps); the machine is shared with other agents' work (load average in extra)", rounds, k)})
 	}
 	report("E1pagecost_other", "on a site the extension was not granted", "added p50 <= 200 us", legs[0], legs[1])
-	report("E1pagecost_platform", "on a granted platform site (content script, page relay, header capture)", "added p50 <= 300 us", legs[2], legs[3])
+	report("E1pagecost_platform", "on a granted platform site (content script, page relay with page-side capture)", "added p50 <= 300 us", legs[3], legs[4])
+	report("E1pagecost_other_network", "with network capture on (webRequest held), on a site not granted", "none: what the opt-in costs", legs[0], legs[2])
+	report("E1pagecost_platform_network", "with network capture on (webRequest held), on a granted platform site", "none: what the opt-in costs", legs[3], legs[5])
 }

@@ -18,9 +18,13 @@ func allURLsManifest(t *testing.T, current string) string {
 	t.Helper()
 	const now = `"host_permissions": ["http://127.0.0.1/*"],
   "optional_host_permissions": ["*://*/*"],`
-	if !strings.Contains(current, now) || !strings.Contains(current, `"version": "0.1.0"`) {
+	// Before issue 36's second half, webRequest was required too.
+	const perms = `"permissions": ["storage", "tabs", "scripting", "alarms", "cookies"],
+  "optional_permissions": ["webRequest"],`
+	if !strings.Contains(current, now) || !strings.Contains(current, perms) || !strings.Contains(current, `"version": "0.1.0"`) {
 		t.Fatal("the manifest changed: update allURLsManifest")
 	}
+	current = strings.Replace(current, perms, `"permissions": ["storage", "tabs", "scripting", "alarms", "webRequest", "cookies"],`, 1)
 	old := strings.Replace(current, now, `"host_permissions": ["<all_urls>"],
   "content_scripts": [{ "matches": ["<all_urls>"], "js": ["lib/pagerules.js", "content.js"], "run_at": "document_idle" }],`, 1)
 	return strings.Replace(old, `"version": "0.1.0"`, `"version": "0.0.9"`, 1)
@@ -64,30 +68,7 @@ func TestExtensionUpdateFromAllURLs(t *testing.T) {
 	if err := b.call("", "Extensions.loadUnpacked", map[string]any{"path": dir}, nil); err != nil {
 		t.Fatal(err)
 	}
-	// A worker target is attached once; its version asked with a short
-	// timeout (a worker still starting may not answer the first ask).
-	var nsw string
-	attached := map[string]string{}
-	waitUntil(t, 30*time.Second, "the new version's worker", func() bool {
-		for _, ti := range b.targets() {
-			if ti.Type != "service_worker" || !strings.HasPrefix(ti.URL, "chrome-extension://"+extensionID+"/") {
-				continue
-			}
-			s, ok := attached[ti.TargetID]
-			if !ok {
-				s = b.attach(ti.TargetID)
-				attached[ti.TargetID] = s
-			}
-			var r struct {
-				Result struct{ Value string } `json:"result"`
-			}
-			if b.callT(2*time.Second, s, "Runtime.evaluate", map[string]any{"expression": "chrome.runtime.getManifest().version", "returnByValue": true}, &r) == nil && r.Result.Value == "0.1.0" {
-				nsw = s
-				return true
-			}
-		}
-		return false
-	})
+	nsw := workerOfVersion(t, b, "0.1.0")
 	waitUntil(t, 20*time.Second, "the new version connected", func() bool { return extConnected(t, d, "chromium-e2e") })
 	// Chrome keeps the old grant as the optional *://*/* it falls under:
 	// every platform origin is granted, the configured one among them.
@@ -95,6 +76,14 @@ func TestExtensionUpdateFromAllURLs(t *testing.T) {
 		var ok bool
 		_ = b.eval(nsw, `chrome.scripting.getRegisteredContentScripts().then((l) => l.length === 2 && l.every((s) => s.matches.includes('`+origin+`/*')))`, &ok)
 		return ok
+	})
+
+	// The webRequest the old version required is given back (Chrome would
+	// keep it as the optional permission it is now, and with it the cost
+	// to every page): the capture is the page-side one.
+	waitUntil(t, 15*time.Second, "the inherited webRequest given back", func() bool {
+		var held bool
+		return b.eval(nsw, `chrome.permissions.contains({permissions: ['webRequest']})`, &held) == nil && !held
 	})
 
 	// The configured platform works as before: its page, its capture, a relay.
@@ -117,4 +106,35 @@ func TestExtensionUpdateFromAllURLs(t *testing.T) {
 		_ = b.eval(opt, `!document.getElementById('broad').hidden && (document.querySelector('tr[data-platform="platform_a"] .access')||{}).textContent === 'granted'`, &shown)
 		return shown
 	})
+}
+
+// workerOfVersion waits for the extension's service worker whose manifest
+// says version (the one an update started) and returns its session. A
+// worker target is attached once; its version asked with a short timeout
+// (a worker still starting may not answer the first ask).
+func workerOfVersion(t *testing.T, b *browser, version string) string {
+	t.Helper()
+	var nsw string
+	attached := map[string]string{}
+	waitUntil(t, 30*time.Second, "the worker of version "+version, func() bool {
+		for _, ti := range b.targets() {
+			if ti.Type != "service_worker" || !strings.HasPrefix(ti.URL, "chrome-extension://"+extensionID+"/") {
+				continue
+			}
+			s, ok := attached[ti.TargetID]
+			if !ok {
+				s = b.attach(ti.TargetID)
+				attached[ti.TargetID] = s
+			}
+			var r struct {
+				Result struct{ Value string } `json:"result"`
+			}
+			if b.callT(2*time.Second, s, "Runtime.evaluate", map[string]any{"expression": "chrome.runtime.getManifest().version", "returnByValue": true}, &r) == nil && r.Result.Value == version {
+				nsw = s
+				return true
+			}
+		}
+		return false
+	})
+	return nsw
 }

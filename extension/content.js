@@ -9,6 +9,18 @@
   // page outside the granted origins got no content script (issue 36).
   document.documentElement.dataset.svcdBridge = '1';
 
+  // The page's own requests, as the page relay saw them (page-relay.js
+  // watchPageRequests: only what is new, never twice), go to the worker,
+  // which checks them (lib/pagecapture.js acceptReport) and reports the
+  // login to the daemon. What the relay saw before this script ran, it
+  // holds until asked.
+  window.addEventListener('svcd-capture', (ev) => {
+    let r;
+    try { r = JSON.parse(ev.detail); } catch { return; }
+    chrome.runtime.sendMessage({ pageCapture: r }).catch(() => {});
+  });
+  window.dispatchEvent(new CustomEvent('svcd-capture-pull'));
+
   // The fetch itself runs in the page's MAIN world (page-relay.js), so the
   // page's cookies and state apply exactly as for the page's own requests;
   // this isolated script only forwards between the worker and the page. The

@@ -160,3 +160,34 @@ document.getElementById("narrowBtn").addEventListener("click", async () => {
 chrome.permissions.onAdded.addListener(showPlatforms);
 chrome.permissions.onRemoved.addListener(showPlatforms);
 chrome.storage.onChanged.addListener((ch, area) => { if (area === "local" && (ch.origins || ch.regrant)) showPlatforms(); });
+
+// ---- network-level header capture: the optional webRequest (issue 36) ----
+// Asked for in the click (Chrome shows a prompt only for a user's gesture),
+// given back when switched off. The worker adds its listener while the
+// permission is held (chrome.permissions.onAdded/onRemoved). Held, Chromium
+// routes every page's requests through the browser process for any
+// extension with webRequest: that is the cost the switch says.
+const netBox = document.getElementById("networkCapture");
+const netState = document.getElementById("networkState");
+async function showNetwork() {
+  const held = await chrome.permissions.contains({ permissions: ["webRequest"] });
+  netBox.checked = held;
+  netBox.dataset.held = held ? "1" : "";
+  netState.textContent = held ? "on" : "off";
+}
+netBox.addEventListener("change", () => {
+  const on = netBox.checked;
+  const p = on ? chrome.permissions.request({ permissions: ["webRequest"] }) : chrome.permissions.remove({ permissions: ["webRequest"] });
+  p.then(async (ok) => {
+    // The user's choice, kept: an update gives back a webRequest grant
+    // inherited from an older version only if the user never chose it.
+    if (ok) await chrome.storage.local.set({ networkCapture: on });
+    else netState.textContent = on ? "not granted" : "could not be given back";
+  }, (e) => { netState.textContent = (e && e.message) || "failed"; }).finally(() => {
+    chrome.runtime.sendMessage({ grantsChanged: true }).catch(() => {});
+    showNetwork();
+  });
+});
+chrome.permissions.onAdded.addListener(showNetwork);
+chrome.permissions.onRemoved.addListener(showNetwork);
+showNetwork();

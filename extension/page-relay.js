@@ -21,9 +21,17 @@
   // relay marks the page once more (whatever changed the mark since).
   const mark = () => { document.documentElement.dataset.svcdPageRelay = '2'; };
   const markNow = () => { if (document.documentElement) mark(); else document.addEventListener('readystatechange', mark, { once: true }); };
+  // lib/pagecapture.js ran just before in this world and left its
+  // functions here: taken, and the name cleared before the page's scripts.
+  const capture = globalThis.__svcdPageCapture;
+  delete globalThis.__svcdPageCapture;
   if (window.__svcdPageRelay2) { markNow(); return; }
   window.__svcdPageRelay2 = true;
   markNow();
+  // The page's fetch as it was before the capture wrapped it: the relayed
+  // requests go through it, so they are never reported as the page's own.
+  const nativeFetch = window.fetch;
+  if (capture) watchPageRequests(capture);
   const running = new Map(); // nonce -> AbortController
   // The downgrade case: a content script older than the CustomEvents (wave
   // 5: it took any mark and talks by window.postMessage) left in a page
@@ -48,7 +56,7 @@
     const reply = (msg) => window.dispatchEvent(new CustomEvent('svcd-relay-reply', { detail: JSON.stringify({ n: nonce, msg }) }));
     const timer = setTimeout(() => ctl.abort(), req.timeoutMs);
     try {
-      const r = await fetch(req.path, { method: req.method, headers: req.headers, body: req.body, credentials: 'include', signal: ctl.signal });
+      const r = await nativeFetch.call(window, req.path, { method: req.method, headers: req.headers, body: req.body, credentials: 'include', signal: ctl.signal });
       const headers = {};
       r.headers.forEach((v, k) => { headers[k] = v; });
       if (!req.stream) {
@@ -94,4 +102,53 @@
       reply({ error: true, aborted: ctl.signal.aborted });
     } finally { clearTimeout(timer); running.delete(nonce); }
   });
+  // watchPageRequests is the default header capture (issue 36): the names
+  // of the headers the page's own scripts set on fetch and XMLHttpRequest
+  // requests to its own origin, the values of the credential ones, and its
+  // /api/ endpoints, reported to the worker through the content script only
+  // when something is new (lib/pagecapture.js Recorder). The wrappers are
+  // Proxies of the originals (name and length stay the native ones, and
+  // toString still reads [native code]), look before they call the original in the same call, never read
+  // a body, and swallow their own errors: a capture problem never breaks or
+  // delays the page's request. Nothing goes to the console.
+  function watchPageRequests({ Recorder, fetchHead, mergeReports }) {
+    const rec = new Recorder(location.origin);
+    let held = null; // what was seen before the content script listened
+    const bridgeHere = () => document.documentElement && document.documentElement.dataset.svcdBridge === '1';
+    const emit = (r) => window.dispatchEvent(new CustomEvent('svcd-capture', { detail: JSON.stringify(r) }));
+    const seen = (head) => {
+      const r = head && rec.observe(head);
+      if (!r) return;
+      if (bridgeHere()) { emit(r); return; }
+      held = mergeReports(held, r);
+    };
+    // The content script (document_idle, after this) asks for what it missed.
+    window.addEventListener('svcd-capture-pull', () => { if (held) { const r = held; held = null; emit(r); } });
+    window.fetch = new Proxy(nativeFetch, {
+      apply(target, self, args) {
+        try { seen(fetchHead(args[0], args[1], location.href)); } catch { /* the page's request goes on */ }
+        return Reflect.apply(target, self, args);
+      },
+    });
+    const X = window.XMLHttpRequest && window.XMLHttpRequest.prototype;
+    if (!X) return;
+    const opened = new WeakMap(); // xhr -> { method, url, headers }
+    const wrap = (name, before) => {
+      const orig = X[name];
+      if (typeof orig !== 'function') return;
+      X[name] = new Proxy(orig, {
+        apply(target, self, args) {
+          try { before(self, args); } catch { /* the page's request goes on */ }
+          return Reflect.apply(target, self, args);
+        },
+      });
+    };
+    wrap('open', (xhr, [method, url]) => {
+      let u = null;
+      try { u = new URL(String(url), location.href); } catch { /* open throws itself */ }
+      opened.set(xhr, { method: String(method || 'GET').toUpperCase(), url: u, headers: [] });
+    });
+    wrap('setRequestHeader', (xhr, [k, v]) => { const o = opened.get(xhr); if (o && o.headers.length < 256) o.headers.push([String(k), String(v)]); });
+    wrap('send', (xhr) => { const o = opened.get(xhr); if (o) { opened.delete(xhr); seen(o); } });
+  }
 })();

@@ -16,6 +16,10 @@ import { Outbox, KEPT_TYPES } from './lib/outbox.js';
 import { helloAuth, afterHelloOk, afterRefusal, RATE_LIMITED_BACKOFF } from './lib/pairing.js';
 import { grantPlan, registrationSteps } from './lib/grants.js';
 
+// lib/pagecapture.js (a classic script, loaded by lib/fingerprint.js): the
+// check of what a page relay reports of the page's own requests.
+const { acceptReport } = globalThis.__svcdPageCapture;
+
 const VERSION = chrome.runtime.getManifest().version;
 let ws = null;
 let wsSince = 0; // when ws was opened
@@ -299,9 +303,55 @@ const captured = {}; // platform -> {headers, cookies, host, tabId, endpoints}; 
 const webRequestSeen = new Map();
 globalThis.svcdWebRequestSeen = webRequestSeen;
 
-// onRequestHeaders is the header capture. It is added with a filter of the
-// granted platform origins only (registerForGrants): Chrome calls it for no
-// other page, and for no request of the daemon's loopback address.
+// What the page-side capture reported, by the page's origin (counts of
+// messages only): the e2e reads it to show a page outside the granted
+// origins sends the worker nothing, and that a page repeating one request
+// reports it once (globalThis, as svcdWebRequestSeen).
+const pageCaptureSeen = new Map();
+globalThis.svcdPageCaptureSeen = pageCaptureSeen;
+
+// captureOf is what the worker holds of a platform's login (values in
+// memory only), made at its first capture.
+function captureOf(platform, host, tabId) {
+  const c = captured[platform] || (captured[platform] = { headers: {}, cookies: {}, endpoints: {}, host, tabId });
+  c.tabId = tabId;
+  return c;
+}
+
+// addEndpoint records one /api/ endpoint of a platform; whether it is new.
+function addEndpoint(c, method, path) {
+  const p = cutQuery(path);
+  if (!p.startsWith('/api/')) return false;
+  const key = method + ' ' + p;
+  if (c.endpoints[key]) return false;
+  c.endpoints[key] = { method, path: p };
+  return true;
+}
+
+// onPageCapture takes a page relay's report of the page's own requests
+// (page-relay.js watchPageRequests, through the content script): the
+// default header capture (issue 36). Only from a tab of a granted platform
+// origin, and only what lib/pagecapture.js acceptReport lets through.
+async function onPageCapture(raw, tab) {
+  let origin;
+  try { origin = new URL(tab.url).origin; } catch { return; }
+  pageCaptureSeen.set(origin, (pageCaptureSeen.get(origin) || 0) + 1);
+  if (pageCaptureSeen.size > 64) pageCaptureSeen.delete(pageCaptureSeen.keys().next().value);
+  const r = acceptReport(raw);
+  if (!r) return;
+  const platform = platformForOrigin(await adapters(), origin);
+  if (!platform || !(await grants()).granted.some((g) => g.platform === platform)) return;
+  const c = captureOf(platform, new URL(origin).hostname, tab.id);
+  let changed = mergeHeaders(c.headers, r.headers);
+  for (const e of r.endpoints) changed = addEndpoint(c, e.method, e.path) || changed;
+  if (changed) report(platform);
+}
+
+// onRequestHeaders is the network-level header capture, opt-in (the
+// optional webRequest permission, options page): it also sees the headers
+// the browser adds. It is added with a filter of the granted platform
+// origins only (registerForGrants), and only while webRequest is held:
+// Chromium slows every page's requests while any extension holds it.
 async function onRequestHeaders(d) {
   try { const o = new URL(d.url).origin; webRequestSeen.set(o, (webRequestSeen.get(o) || 0) + 1); } catch { /* counted nowhere */ }
   if (webRequestSeen.size > 64) webRequestSeen.delete(webRequestSeen.keys().next().value);
@@ -311,15 +361,11 @@ async function onRequestHeaders(d) {
   try { u = new URL(d.url); } catch { return; }
   const platform = platformForOrigin(ads, u.origin);
   if (!platform) return;
-  const c = captured[platform] || (captured[platform] = { headers: {}, cookies: {}, endpoints: {}, host: u.hostname, tabId: d.tabId });
-  c.tabId = d.tabId;
+  const c = captureOf(platform, u.hostname, d.tabId);
   // Every header name of the tab's requests; values of credential headers
   // only, and those only inside the credentials message (lib/fingerprint.js).
   let changed = mergeHeaders(c.headers, d.requestHeaders);
-  if (u.pathname.startsWith('/api/')) {
-    const key = d.method + ' ' + cutQuery(u.pathname);
-    if (!c.endpoints[key]) { c.endpoints[key] = { method: d.method, path: cutQuery(u.pathname) }; changed = true; }
-  }
+  changed = addEndpoint(c, d.method, u.pathname) || changed;
   if (changed) report(platform);
 }
 
@@ -525,7 +571,7 @@ function tabPort(tabId, inject) {
 
 async function preparePage(tabId) {
   await ensureContent(tabId);
-  await chrome.scripting.executeScript({ target: { tabId }, world: 'MAIN', files: ['page-relay.js'] });
+  await chrome.scripting.executeScript({ target: { tabId }, world: 'MAIN', files: ['lib/pagecapture.js', 'page-relay.js'] });
 }
 
 // grants is the plan of the platform origins (lib/grants.js): which the
@@ -537,6 +583,8 @@ function grants() {
     grantsCache = (async () => {
       const [ads, perms] = await Promise.all([adapters(), chrome.permissions.getAll()]);
       const plan = grantPlan(ads, perms.origins || []);
+      // Network capture: only while the optional webRequest is held.
+      plan.network = (perms.permissions || []).includes('webRequest');
       chrome.storage.session.set({ grants: { granted: plan.granted, missing: plan.missing } }).catch(() => {});
       return plan;
     })().catch((e) => { grantsCache = null; throw e; });
@@ -546,8 +594,10 @@ function grants() {
 
 // registerForGrants puts the content script (isolated world, document_idle),
 // the page relay (page-relay.js: MAIN world, document_start, so a page
-// opened after it needs no injection at its first relay) and the header
-// capture (webRequest with extraHeaders) in place for the granted platform
+// opened after it needs no injection at its first relay; it also holds the
+// default, page-side header capture) and, only while the optional webRequest
+// permission is held, the network header capture (webRequest with
+// extraHeaders) in place for the granted platform
 // origins exactly, and takes them away from every other page. It runs at
 // every worker start (the scripts persist over worker and browser restarts;
 // a listener does not), when the origins change and when a grant is added
@@ -555,6 +605,7 @@ function grants() {
 let registered = Promise.resolve();
 let pageRelayFor = null;
 let captureFor = null;
+let captureOn = null; // chrome.webRequest.onSendHeaders while the listener is on it
 function registerForGrants() {
   registered = registered.then(applyGrants, applyGrants);
   return registered;
@@ -564,12 +615,18 @@ async function applyGrants() {
   let plan;
   try { plan = await grants(); } catch (e) { console.warn('svcd: the granted origins could not be read', e && e.message); return; }
   const key = plan.patterns.join(' ');
-  if (captureFor !== key) {
-    chrome.webRequest.onSendHeaders.removeListener(onRequestHeaders);
+  const netKey = plan.network ? key : '';
+  if (captureFor !== netKey) {
+    // The event the listener was added to (chrome.webRequest is gone from
+    // the worker once the permission is given back).
+    if (captureOn) { try { captureOn.removeListener(onRequestHeaders); } catch { /* gone with the permission */ } captureOn = null; }
     // No granted origin: no listener at all (an empty urls filter would
     // not mean "nothing").
-    if (plan.patterns.length) chrome.webRequest.onSendHeaders.addListener(onRequestHeaders, { urls: plan.patterns }, ['requestHeaders', 'extraHeaders']);
-    captureFor = key;
+    if (netKey && chrome.webRequest) {
+      captureOn = chrome.webRequest.onSendHeaders;
+      captureOn.addListener(onRequestHeaders, { urls: plan.patterns }, ['requestHeaders', 'extraHeaders']);
+    }
+    captureFor = netKey;
   }
   if (pageRelayFor === key) return;
   try {
@@ -579,6 +636,10 @@ async function applyGrants() {
     if (update.length) await chrome.scripting.updateContentScripts(update);
     if (add.length) await chrome.scripting.registerContentScripts(add);
     pageRelayFor = key;
+    // A granted platform page already open (granted just now, or open since
+    // before the install) gets the scripts now: the page-side capture sees
+    // its requests from here on, not only after a reload or its first relay.
+    for (const { tab } of await platformTabs()) preparePage(tab.id).catch(() => {});
   } catch (e) {
     // Relays still work in granted pages: the scripts are injected at a
     // page's first relay.
@@ -611,6 +672,18 @@ async function askAgainAfterUpdate() {
   if (!configured.length) return;
   await chrome.storage.local.set({ regrant: configured.map((r) => r.pattern) });
   await chrome.runtime.openOptionsPage();
+}
+
+// After an update from a version that required webRequest, Chrome keeps
+// the old grant as the optional permission it now is, and with it the cost
+// to every page's requests (docs/extension.md "Header capture"). It is
+// given back unless the user switched network capture on in the options
+// page (which stores networkCapture: true); a worker may give a permission
+// back without a prompt.
+async function dropInheritedWebRequest() {
+  const { networkCapture } = await chrome.storage.local.get('networkCapture');
+  if (networkCapture) return;
+  if (await chrome.permissions.contains({ permissions: ['webRequest'] })) await chrome.permissions.remove({ permissions: ['webRequest'] });
 }
 
 // ---- management actions ----
@@ -773,6 +846,10 @@ async function onConversation(c, tab) {
 }
 
 chrome.runtime.onMessage.addListener((msg, sender, reply) => {
+  if (msg && msg.pageCapture && sender.tab) {
+    onPageCapture(msg.pageCapture, sender.tab).catch(() => console.warn('svcd: a page capture could not be taken'));
+    return false;
+  }
   if (msg && msg.conversation && sender.tab) {
     onConversation(msg.conversation, sender.tab).catch(() => console.warn('svcd: a conversation report failed'));
     return false;
@@ -815,7 +892,7 @@ chrome.alarms.onAlarm.addListener(() => { if (!ws) connect(); });
 chrome.runtime.onStartup.addListener(connect);
 chrome.runtime.onInstalled.addListener((d) => {
   connect();
-  if (d && d.reason === 'update') registerForGrants().then(askAgainAfterUpdate).catch(() => {});
+  if (d && d.reason === 'update') registerForGrants().then(dropInheritedWebRequest).then(askAgainAfterUpdate).catch(() => {});
 });
 // A restarted worker keeps what the popup shows (names and fingerprints only;
 // the captured values lived in the old worker's memory and are gone).

@@ -1,9 +1,15 @@
 // credentialFingerprint mirrors shared/bridgeproto (Credentials.Metadata):
 // "sha256:" + hex SHA-256 over, for headers (names lower-cased) then cookies,
 // each entry in byte order of its name as kind ("h"/"c"), then the name and
-// the value each prefixed by its 4-byte big-endian UTF-8 length. The popup
+// the value each prefixed by its 4-byte big-endian UTF-8 length. A header
+// with no value (every header but the credential ones, lib/fingerprint.js
+// mergeHeaders) is not hashed: the fingerprint depends on the login only,
+// so page-side capture (the headers the page's scripts set) and network
+// capture (those and the browser's own) give the same one (issue 36). The popup
 // can show it beside the daemon's value to prove both saw the same login
 // without either side ever displaying a credential value.
+import "./pagecapture.js";
+
 const enc = new TextEncoder();
 
 function compareBytes(a, b) {
@@ -26,6 +32,7 @@ export async function credentialFingerprint(headers = {}, cookies = {}) {
     for (const [k, v] of Object.entries(map)) vals.set(lower ? k.toLowerCase() : k, String(v));
     const names = [...vals.keys()].map((n) => [n, enc.encode(n)]).sort((a, b) => compareBytes(a[1], b[1]));
     for (const [n, nb] of names) {
+      if (kind === "h" && vals.get(n) === "") continue;
       parts.push(enc.encode(kind), lenPrefixed(nb), lenPrefixed(enc.encode(vals.get(n))));
     }
   };
@@ -45,18 +52,10 @@ export function headerNames(headers = {}) {
   return [...new Set(Object.keys(headers).map((k) => k.toLowerCase()))].sort();
 }
 
-// credentialHeader: whether a request header's value identifies the login.
-// Only these values go (inside the credentials message, which the daemon
-// turns into the fingerprint at once); every other header is captured by
-// name only, so volatile values (content-length, accept…) do not change the
-// fingerprint on every request. Cookies travel as the cookie map instead of
-// the cookie header.
-export function credentialHeader(name) {
-  const n = name.toLowerCase();
-  if (n === "cookie") return false;
-  return n === "authorization" || n === "proxy-authorization" || n.startsWith("x-") ||
-    /auth|token|session|csrf|xsrf|api-?key|secret|signature/.test(n);
-}
+// credentialHeader: whether a request header's value identifies the login
+// (lib/pagecapture.js holds the rule: the page relay needs it too, and a
+// page-world script cannot import a module).
+export const credentialHeader = globalThis.__svcdPageCapture.credentialHeader;
 
 // mergeHeaders adds one request's headers to what a platform tab captured:
 // every name, the value of credential headers only ("" for the rest). It

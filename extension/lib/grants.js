@@ -123,7 +123,7 @@ export function broadGrants(grantedOrigins = []) {
 export function pageScripts(patterns) {
   return [
     { id: 'svcd-content', matches: patterns, js: ['lib/pagerules.js', 'content.js'], runAt: 'document_idle', allFrames: false, persistAcrossSessions: true },
-    { id: 'svcd-page-relay', matches: patterns, js: ['page-relay.js'], world: 'MAIN', runAt: 'document_start', allFrames: false, persistAcrossSessions: true },
+    { id: 'svcd-page-relay', matches: patterns, js: ['lib/pagecapture.js', 'page-relay.js'], world: 'MAIN', runAt: 'document_start', allFrames: false, persistAcrossSessions: true },
   ];
 }
 

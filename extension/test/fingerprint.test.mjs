@@ -9,6 +9,13 @@ test("fingerprint equals the daemon's formula", async () => {
   assert.equal(fp, "sha256:f829ab0bf59f9d3a5539ad61f0884740bbc1b90dfcb231897104d054bbcab3e8");
 });
 
+test("names without a value are not hashed: page-side and network capture agree", async () => {
+  const page = await credentialFingerprint({ Authorization: "Bearer x", "X-Org": "é1" }, { sid: "abc", Sid: "z" });
+  const network = await credentialFingerprint({ Authorization: "Bearer x", "X-Org": "é1", "user-agent": "", "sec-ch-ua": "", accept: "" }, { sid: "abc", Sid: "z" });
+  assert.equal(network, page);
+  assert.equal(page, "sha256:f829ab0bf59f9d3a5539ad61f0884740bbc1b90dfcb231897104d054bbcab3e8");
+});
+
 test("fingerprint changes with any value and keeps fields apart", async () => {
   const a = await credentialFingerprint({ a: "b" }, {});
   assert.notEqual(a, await credentialFingerprint({ a: "c" }, {}));

@@ -37,6 +37,8 @@ func TestManifestLintRefuses(t *testing.T) {
 		{"any scheme loopback", `{"host_permissions":["*://127.0.0.1/*"]}`, "*://127.0.0.1"},
 		{"file", `{"host_permissions":["file:///*"]}`, "file"},
 		{"bad port", `{"host_permissions":["http://localhost:abc/*"]}`, "localhost:abc"},
+		{"webRequest required", `{"permissions":["storage","webRequest"]}`, `"webRequest"`},
+		{"webRequestBlocking required", `{"permissions":["webRequestBlocking"]}`, `"webRequestBlocking"`},
 		{"not json", `{"host_permissions":`, "manifest.json"},
 		{"wrong type", `{"host_permissions":"<all_urls>"}`, "manifest.json"},
 	} {
@@ -47,6 +49,7 @@ func TestManifestLintRefuses(t *testing.T) {
 	}
 	for _, ok := range []string{
 		`{"permissions":["storage","tabs"],"host_permissions":["http://127.0.0.1/*"],"optional_host_permissions":["*://*/*"]}`,
+		`{"permissions":["storage"],"optional_permissions":["webRequest"]}`,
 		`{"host_permissions":["http://localhost:4317/*","ws://[::1]:4317/*","https://127.0.0.2:*/*"]}`,
 		`{}`,
 	} {

@@ -19,7 +19,14 @@ type CredentialMeta struct {
 }
 
 // Metadata reduces c to CredentialMeta. Names are lower-cased and sorted so
-// the same login always gives the same fingerprint.
+// the same login always gives the same fingerprint. Only what identifies the
+// login is hashed: headers with a value (the extension sends the value of
+// credential headers only, "" for the rest) and cookies. A header sent
+// without a value is a name, counted and listed but not hashed: the
+// extension's page-side capture sees only the headers the page's scripts
+// set, its network capture also those the browser adds (user-agent,
+// sec-ch-*…), and both must give the same fingerprint for the same login
+// (issue 36, docs/extension.md "Header capture").
 func (c *Credentials) Metadata() CredentialMeta {
 	h := sha256.New()
 	write := func(kind string, m map[string]string, lower bool) []string {
@@ -35,6 +42,9 @@ func (c *Credentials) Metadata() CredentialMeta {
 		}
 		sort.Strings(names)
 		for _, n := range names {
+			if kind == "h" && vals[n] == "" {
+				continue
+			}
 			// Length-prefixed fields keep "a=b"+"c" and "a"+"b=c" apart.
 			h.Write([]byte(kind))
 			writeLen(h, n)

@@ -123,4 +123,10 @@ func TestProtocolDocFingerprintExample(t *testing.T) {
 	if strings.Join(meta.HeaderNames, ",") != "authorization,x-csrf-token" || meta.HeaderCount != 2 || meta.CookieCount != 1 {
 		t.Fatalf("metadata %+v", meta)
 	}
+	// The document's second sentence: a name without a value is not hashed.
+	c.Headers["Content-Type"] = ""
+	named := c.Metadata()
+	if named.Fingerprint != want[1] || named.HeaderCount != 3 || strings.Join(named.HeaderNames, ",") != "authorization,content-type,x-csrf-token" {
+		t.Fatalf("with a valueless name: %+v", named)
+	}
 }

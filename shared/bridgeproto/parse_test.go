@@ -148,6 +148,17 @@ func TestCredentialMetadata(t *testing.T) {
 	if ma.HeaderCount != 2 || ma.CookieCount != 1 || strings.Join(ma.HeaderNames, ",") != "authorization,x-a" {
 		t.Fatalf("meta %+v", ma)
 	}
+	// The same login seen by network capture: the browser's own headers
+	// come as names without a value; they are listed and counted, and the
+	// fingerprint stays the page-side capture's (issue 36).
+	n := &Credentials{Headers: map[string]string{"Authorization": "Bearer x", "X-A": "1", "User-Agent": "", "sec-ch-ua": ""}, Cookies: map[string]string{"sid": "s"}}
+	mn := n.Metadata()
+	if mn.Fingerprint != ma.Fingerprint {
+		t.Fatal("names without a value changed the fingerprint")
+	}
+	if mn.HeaderCount != 4 || strings.Join(mn.HeaderNames, ",") != "authorization,sec-ch-ua,user-agent,x-a" {
+		t.Fatalf("meta %+v", mn)
+	}
 	enc, _ := json.Marshal(ma)
 	if strings.Contains(string(enc), "Bearer") {
 		t.Fatal("metadata carries a value")
