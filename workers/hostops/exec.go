@@ -117,7 +117,7 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest, started func(Started)
 	// setsid, double forks) was started by this command and dies with it.
 	KillGroup(pgid)
 	endBox()
-	l.awaitDrains(drained, out.stdoutR, out.stderrR)
+	awaitDrains(l.now().cfg.KillGrace(), drained, out.stdoutR, out.stderrR)
 
 	shellExit := -1
 	if note, code := directSignalExit(cmd, prog, killed, res.OOMKilled); code >= 0 {
@@ -273,7 +273,7 @@ func directSignalExit(cmd *exec.Cmd, prog program, killed, oomKilled bool) (note
 // what the pipe already holds before it returns (drainBuffered). Closing
 // the pipe instead lost that: 5 KB of a 300 KB stdout, the reader run late
 // on a loaded machine (TestExecWaitModes beside a second make test).
-func (l *Local) awaitDrains(drained <-chan struct{}, pipes ...*os.File) {
+func awaitDrains(killGrace time.Duration, drained <-chan struct{}, pipes ...*os.File) {
 	var grace <-chan time.Time
 	for n := 0; n < len(pipes); {
 		select {
@@ -283,7 +283,7 @@ func (l *Local) awaitDrains(drained <-chan struct{}, pipes ...*os.File) {
 		default:
 		}
 		if grace == nil {
-			t := time.NewTimer(l.now().cfg.KillGrace())
+			t := time.NewTimer(killGrace)
 			defer t.Stop()
 			grace = t.C
 		}

@@ -18,7 +18,7 @@ func TestDrainTakesWhatThePipeHoldsAfterTheGrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	defer w.Close() // held open: no EOF will come
+	defer w.Close()                                        // held open: no EOF will come
 	want := bytes.Repeat([]byte("0123456789abcdef"), 3000) // 48 KB, under a pipe buffer
 	if _, err := w.Write(want); err != nil {
 		t.Fatal(err)
@@ -52,14 +52,13 @@ func TestAwaitDrainsEndsAHeldPipeAfterTheGrace(t *testing.T) {
 	if _, err := w.Write([]byte("before the grace\n")); err != nil {
 		t.Fatal(err)
 	}
-	l := &Local{cfg: Config{KillGraceMs: 50}}
 	b := newCappedBuffer(1 << 10)
 	drained := make(chan struct{}, 1)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); b.drain(r, newReadBufs()); drained <- struct{}{} }()
 	finished := make(chan struct{})
-	go func() { l.awaitDrains(drained, r); close(finished) }()
+	go func() { awaitDrains(50*time.Millisecond, drained, r); close(finished) }()
 	select {
 	case <-finished:
 	case <-time.After(10 * time.Second):
