@@ -151,7 +151,7 @@ func (c *Cluster) StartWitness(t testing.TB) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = c.wenv
 	cmd.Stdout, cmd.Stderr = c.witnessLog(), c.witnessLog()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // dies with the test binary, as daemons do
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

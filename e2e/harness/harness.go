@@ -283,10 +283,13 @@ func (d *Daemon) launch() error {
 	cmd.Env = append(cmd.Env, d.opts.Env...)
 	cmd.Stdout = d.logs
 	cmd.Stderr = d.logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: a test binary that dies (go test's -timeout panic, a
+	// killed run) takes its daemons with it instead of leaving them on
+	// their ports, busy, under the next run (seen after a killed make test).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if d.opts.TTY != nil {
 		cmd.Stdin = d.opts.TTY
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start svcd: %v", err)
