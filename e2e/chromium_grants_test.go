@@ -3,9 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,24 +21,13 @@ import (
 // extension registers follows from those alone.
 func siteAccessExtension(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "extension")
-	if out, err := exec.Command("cp", "-r", filepath.Join(harness.RepoRoot(), "extension"), dir).CombinedOutput(); err != nil {
-		t.Fatalf("copy the extension: %v %s", err, out)
-	}
-	mf := filepath.Join(dir, "manifest.json")
-	raw, err := os.ReadFile(mf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const loopback = `"host_permissions": ["http://127.0.0.1/*"]`
-	if !strings.Contains(string(raw), loopback) {
-		t.Fatalf("the manifest's host permissions are no longer %s", loopback)
-	}
-	withLocalhost := strings.Replace(string(raw), loopback, `"host_permissions": ["http://127.0.0.1/*", "http://localhost/*"]`, 1)
-	if err := os.WriteFile(mf, []byte(withLocalhost), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return extensionDir(t, func(m string) string {
+		const loopback = `"host_permissions": ["http://127.0.0.1/*"]`
+		if !strings.Contains(m, loopback) {
+			t.Fatalf("the manifest's host permissions are no longer %s", loopback)
+		}
+		return strings.Replace(m, loopback, `"host_permissions": ["http://127.0.0.1/*", "http://localhost/*"]`, 1)
+	})
 }
 
 // siteAccess drives chrome://extensions' site access controls of the

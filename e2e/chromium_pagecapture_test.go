@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,27 +21,15 @@ import (
 // worker takes the permission from chrome.permissions.getAll either way.
 func networkModeExtension(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "extension")
-	if out, err := exec.Command("cp", "-r", filepath.Join(harness.RepoRoot(), "extension"), dir).CombinedOutput(); err != nil {
-		t.Fatalf("copy the extension: %v %s", err, out)
-	}
-	mf := filepath.Join(dir, "manifest.json")
-	raw, err := os.ReadFile(mf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const optional = `"optional_permissions": ["webRequest"]`
-	const required = `"permissions": ["storage", "tabs", "scripting", "alarms", "cookies"]`
-	s := string(raw)
-	if !strings.Contains(s, optional) || !strings.Contains(s, required) {
-		t.Fatalf("the manifest's permissions are no longer %s and %s", required, optional)
-	}
-	s = strings.Replace(s, optional+",", "", 1)
-	s = strings.Replace(s, required, `"permissions": ["storage", "tabs", "scripting", "alarms", "cookies", "webRequest"]`, 1)
-	if err := os.WriteFile(mf, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return extensionDir(t, func(s string) string {
+		const optional = `"optional_permissions": ["webRequest"]`
+		const required = `"permissions": ["storage", "tabs", "scripting", "alarms", "cookies"]`
+		if !strings.Contains(s, optional) || !strings.Contains(s, required) {
+			t.Fatalf("the manifest's permissions are no longer %s and %s", required, optional)
+		}
+		s = strings.Replace(s, optional+",", "", 1)
+		return strings.Replace(s, required, `"permissions": ["storage", "tabs", "scripting", "alarms", "cookies", "webRequest"]`, 1)
+	})
 }
 
 // configureClient is configure under another client id (two browsers on

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,18 +39,12 @@ func allURLsManifest(t *testing.T, current string) string {
 // page gets them, its capture and relays work; the options page says the
 // install still holds every site and offers to narrow it.
 func TestExtensionUpdateFromAllURLs(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "extension")
-	if out, err := exec.Command("cp", "-r", filepath.Join(harness.RepoRoot(), "extension"), dir).CombinedOutput(); err != nil {
-		t.Fatalf("copy the extension: %v %s", err, out)
-	}
-	mf := filepath.Join(dir, "manifest.json")
-	current, err := os.ReadFile(mf)
+	current, err := os.ReadFile(filepath.Join(harness.RepoRoot(), "extension", "manifest.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(mf, []byte(allURLsManifest(t, string(current))), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := extensionDir(t, func(m string) string { return allURLsManifest(t, m) })
+	mf := filepath.Join(dir, "manifest.json")
 	b := startBrowserWith(t, dir)
 	d := extensionDaemon(t)
 	site := newFakeSite("platform_a", "CANARYupd1")

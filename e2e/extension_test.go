@@ -18,14 +18,33 @@ import (
 // points it at this daemon and the fake platform.
 func extensionCopy(t *testing.T, d *harness.Daemon, clientID string, platformURL string) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "extension")
-	if out, err := exec.Command("cp", "-r", filepath.Join(harness.RepoRoot(), "extension"), dir).CombinedOutput(); err != nil {
-		t.Fatalf("copy extension: %v %s", err, out)
-	}
+	dir := extensionDir(t, nil)
 	cfg := map[string]any{"daemonURL": "ws://" + d.Addr + "/ws/browser", "token": d.Token, "clientId": clientID,
 		"origins": map[string]string{"platform_a": platformURL, "platform_b": platformURL, "platform_c": platformURL}}
 	b, _ := json.Marshal(cfg)
 	if err := os.WriteFile(filepath.Join(dir, "config.local.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// extensionDir is a fresh copy of the unpacked extension; edit, when not
+// nil, rewrites its manifest.json into the variant a test needs.
+func extensionDir(t *testing.T, edit func(manifest string) string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "extension")
+	if out, err := exec.Command("cp", "-r", filepath.Join(harness.RepoRoot(), "extension"), dir).CombinedOutput(); err != nil {
+		t.Fatalf("copy the extension: %v %s", err, out)
+	}
+	if edit == nil {
+		return dir
+	}
+	mf := filepath.Join(dir, "manifest.json")
+	raw, err := os.ReadFile(mf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mf, []byte(edit(string(raw))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir

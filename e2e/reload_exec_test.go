@@ -67,13 +67,7 @@ const forkSixteen = "for i in $(seq 16); do sleep 1 & done; wait; echo forked"
 // worker respawned after kill -9 still has them; and a bad edit
 // (exec_limits = "pids=abc") is reported as failed and changes nothing.
 func TestSIGHUPReloadsExecLimitsAndRootsForNewCommands(t *testing.T) {
-	dir := t.TempDir()
-	rootA, rootB := filepath.Join(dir, "a"), filepath.Join(dir, "b")
-	for _, r := range []string{rootA, rootB} {
-		if err := os.Mkdir(r, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir, rootA, rootB := twoRoots(t)
 	cfgPath := filepath.Join(dir, "svcd.hcl")
 	execReloadConfig(t, cfgPath, "pids=32", rootA)
 	d := harness.Start(t, harness.Options{Args: []string{"-config", cfgPath}})
@@ -181,13 +175,7 @@ func TestSIGHUPReloadsExecLimitsAndRootsForNewCommands(t *testing.T) {
 // reconfiguring it in place. File routes and commands then reach B and not
 // A, and /v1/runtime shows B.
 func TestSIGHUPMovesTheRootsOfAConfinedHostopsWorker(t *testing.T) {
-	dir := t.TempDir()
-	rootA, rootB := filepath.Join(dir, "a"), filepath.Join(dir, "b")
-	for _, r := range []string{rootA, rootB} {
-		if err := os.Mkdir(r, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir, rootA, rootB := twoRoots(t)
 	cfgPath := filepath.Join(dir, "svcd.hcl")
 	writeRoots := func(root string) {
 		if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf("hostops_allowed_roots = [%q]\n", root)), 0o600); err != nil {
@@ -240,4 +228,17 @@ func noDataRace(t *testing.T, d *harness.Daemon) {
 			t.Errorf("the daemon reported a data race:\n%s", d.Logs())
 		}
 	})
+}
+
+// twoRoots makes a test folder with two root folders in it, a and b.
+func twoRoots(t *testing.T) (dir, a, b string) {
+	t.Helper()
+	dir = t.TempDir()
+	a, b = filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for _, r := range []string{a, b} {
+		if err := os.Mkdir(r, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, a, b
 }
