@@ -197,7 +197,7 @@ func TestRollingRestartUnderLoadFailsNoCall(t *testing.T) {
 	// Old instances are gone.
 	for pid := range pids {
 		if pid != w.Pid {
-			waitDead(t, 3*time.Second, "replaced worker instance", pid)
+			waitDead(t, 10*time.Second, "replaced worker instance", pid)
 		}
 	}
 	if resp := d.DoAuth("POST", "/v1/workers/restart", map[string]any{"worker": "all"}); resp.Status != 200 {
@@ -253,7 +253,7 @@ func nothingOutlivesSupervisorSIGKILL(t *testing.T, pidDir string, env ...string
 	}
 	t.Logf("before the kill: background child, shell, hostops worker, other workers = %v", pids)
 	d.Kill() // SIGKILL to the supervisor only, not its process group
-	waitDead(t, 3*time.Second, "workers and exec children after SIGKILL of the supervisor", pids...)
+	waitDead(t, 10*time.Second, "workers and exec children after SIGKILL of the supervisor", pids...)
 }
 
 func TestCrashLoopMarksWorkerFailed(t *testing.T) {
@@ -262,11 +262,11 @@ func TestCrashLoopMarksWorkerFailed(t *testing.T) {
 		"SVC_WORKER_CRASH_LOOP_COUNT=3", "SVC_WORKER_CRASH_LOOP_WINDOW_MS=60000", "SVC_WORKER_BACKOFF_BASE_MS=10",
 	}})
 	for i := 0; i < 3; i++ {
-		w := waitWorker(t, d, 3*time.Second, "running", func(w workerInfo) bool { return w.State == "running" })
+		w := waitWorker(t, d, 15*time.Second, "running", func(w workerInfo) bool { return w.State == "running" })
 		syscall.Kill(w.Pid, syscall.SIGKILL)
-		waitWorker(t, d, 3*time.Second, "gone", func(x workerInfo) bool { return x.Pid != w.Pid })
+		waitWorker(t, d, 15*time.Second, "gone", func(x workerInfo) bool { return x.Pid != w.Pid })
 	}
-	failed := waitWorker(t, d, 3*time.Second, "failed", func(w workerInfo) bool { return w.State == "failed" })
+	failed := waitWorker(t, d, 15*time.Second, "failed", func(w workerInfo) bool { return w.State == "failed" })
 	if failed.Pid != 0 || failed.LastExit == nil || failed.LastExit.Signal != "SIGKILL" {
 		t.Fatalf("failed worker: %+v", failed)
 	}
@@ -332,7 +332,7 @@ func TestGracefulShutdownStopsWorker(t *testing.T) {
 	if err := d.Terminate(15 * time.Second); err != nil {
 		t.Fatalf("SIGTERM: %v\n%s", err, d.Logs())
 	}
-	waitDead(t, 2*time.Second, "worker after SIGTERM of the supervisor", w.Pid)
+	waitDead(t, 10*time.Second, "worker after SIGTERM of the supervisor", w.Pid)
 }
 
 // stateOf is the state of the named worker in ws ("" when absent).
