@@ -21,9 +21,7 @@ import (
 func pollHealthz(d *harness.Daemon, stop <-chan struct{}) (failures, total *atomic.Int64, done <-chan struct{}) {
 	failures, total = &atomic.Int64{}, &atomic.Int64{}
 	ch := make(chan struct{})
-	// The claim is that /healthz answers ok while a worker is down (the
-	// daemon does not go down with it), not how fast on a loaded machine.
-	client := &http.Client{Timeout: 10 * time.Second}
+	client := &http.Client{Timeout: time.Second}
 	go func() {
 		defer close(ch)
 		for {
@@ -82,6 +80,7 @@ func TestWorkerSIGKILLDuringExec(t *testing.T) {
 		answered <- answer{resp.Status, resp.Body}
 	}()
 	pids := readPids(t, pidFile, 2, 5*time.Second)
+	budget := restartBudget(t)
 	if err := syscall.Kill(before.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -97,12 +96,7 @@ func TestWorkerSIGKILLDuringExec(t *testing.T) {
 	if err := jsonUnmarshal(a.body, &env); err != nil || a.status != 503 || env.OK || env.Error.Code != "worker_crashed" || env.Error.Message == "" {
 		t.Fatalf("call on the killed worker: %d %s", a.status, a.body)
 	}
-	// The next exec succeeds once the worker is restarted. How soon is
-	// P7's benchmark (BenchmarkPerfP7Restart, against the binary's own
-	// start in the same run): here a bound calibrated once before the kill
-	// (a second, or six runs of `svcd version` when more) failed make test under a
-	// parallel load (1.9 s and 4.1 s against 1 s), measuring the machine.
-	// The bound below only catches a restart that never comes.
+	// The next exec succeeds within a second of the kill (restartBudget).
 	var next opOutcome[execRes]
 	for {
 		resp := d.DoAuth("POST", "/v1/exec", map[string]any{"command": "echo back"})
@@ -112,18 +106,16 @@ func TestWorkerSIGKILLDuringExec(t *testing.T) {
 			next = e.Data
 			break
 		}
-		if time.Since(killedAt) > 30*time.Second {
-			t.Fatalf("exec still failing %s after the worker was killed: %d %s", time.Since(killedAt), resp.Status, resp.Body)
+		if time.Since(killedAt) > budget {
+			t.Fatalf("exec still failing %s after the worker was killed (budget %s): %d %s", time.Since(killedAt), budget, resp.Status, resp.Body)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	t.Logf("the next exec succeeded %s after the kill", time.Since(killedAt).Round(time.Millisecond))
-	if !next.OK || next.Result.Stdout != "back\n" {
-		t.Fatalf("next exec: %+v", next)
+	if !next.OK || next.Result.Stdout != "back\n" || time.Since(killedAt) > budget {
+		t.Fatalf("next exec: %+v after %s (budget %s)", next, time.Since(killedAt), budget)
 	}
-	waitDead(t, 10*time.Second, "commands of the killed worker", pids...)
+	waitDead(t, 2*time.Second, "commands of the killed worker", pids...)
 
-	after := waitWorker(t, d, 10*time.Second, "restarted", func(w workerInfo) bool { return w.State == "running" && w.Pid != before.Pid })
+	after := waitWorker(t, d, 2*time.Second, "restarted", func(w workerInfo) bool { return w.State == "running" && w.Pid != before.Pid })
 	if after.Restarts != 1 || after.LastExit == nil || after.LastExit.Signal != "SIGKILL" || after.LastExit.Pid != before.Pid || after.LastExit.At == "" {
 		t.Fatalf("worker after the kill: %+v (last exit %+v)", after, after.LastExit)
 	}
@@ -197,7 +189,7 @@ func TestRollingRestartUnderLoadFailsNoCall(t *testing.T) {
 	// Old instances are gone.
 	for pid := range pids {
 		if pid != w.Pid {
-			waitDead(t, 10*time.Second, "replaced worker instance", pid)
+			waitDead(t, 3*time.Second, "replaced worker instance", pid)
 		}
 	}
 	if resp := d.DoAuth("POST", "/v1/workers/restart", map[string]any{"worker": "all"}); resp.Status != 200 {
@@ -253,7 +245,7 @@ func nothingOutlivesSupervisorSIGKILL(t *testing.T, pidDir string, env ...string
 	}
 	t.Logf("before the kill: background child, shell, hostops worker, other workers = %v", pids)
 	d.Kill() // SIGKILL to the supervisor only, not its process group
-	waitDead(t, 10*time.Second, "workers and exec children after SIGKILL of the supervisor", pids...)
+	waitDead(t, 3*time.Second, "workers and exec children after SIGKILL of the supervisor", pids...)
 }
 
 func TestCrashLoopMarksWorkerFailed(t *testing.T) {
@@ -262,11 +254,11 @@ func TestCrashLoopMarksWorkerFailed(t *testing.T) {
 		"SVC_WORKER_CRASH_LOOP_COUNT=3", "SVC_WORKER_CRASH_LOOP_WINDOW_MS=60000", "SVC_WORKER_BACKOFF_BASE_MS=10",
 	}})
 	for i := 0; i < 3; i++ {
-		w := waitWorker(t, d, 15*time.Second, "running", func(w workerInfo) bool { return w.State == "running" })
+		w := waitWorker(t, d, 3*time.Second, "running", func(w workerInfo) bool { return w.State == "running" })
 		syscall.Kill(w.Pid, syscall.SIGKILL)
-		waitWorker(t, d, 15*time.Second, "gone", func(x workerInfo) bool { return x.Pid != w.Pid })
+		waitWorker(t, d, 3*time.Second, "gone", func(x workerInfo) bool { return x.Pid != w.Pid })
 	}
-	failed := waitWorker(t, d, 15*time.Second, "failed", func(w workerInfo) bool { return w.State == "failed" })
+	failed := waitWorker(t, d, 3*time.Second, "failed", func(w workerInfo) bool { return w.State == "failed" })
 	if failed.Pid != 0 || failed.LastExit == nil || failed.LastExit.Signal != "SIGKILL" {
 		t.Fatalf("failed worker: %+v", failed)
 	}
@@ -332,7 +324,7 @@ func TestGracefulShutdownStopsWorker(t *testing.T) {
 	if err := d.Terminate(15 * time.Second); err != nil {
 		t.Fatalf("SIGTERM: %v\n%s", err, d.Logs())
 	}
-	waitDead(t, 10*time.Second, "worker after SIGTERM of the supervisor", w.Pid)
+	waitDead(t, 2*time.Second, "worker after SIGTERM of the supervisor", w.Pid)
 }
 
 // stateOf is the state of the named worker in ws ("" when absent).
@@ -393,4 +385,27 @@ func pidsOf(ws []workerInfo) []int {
 		out = append(out, w.Pid)
 	}
 	return out
+}
+
+// restartBudget is how long a worker restart may take before the next exec
+// succeeds: a second, or six starts of the svcd binary measured now when
+// that is more. A restart is a start of this binary (the worker is `svcd
+// worker hostops`) plus a handshake: ≈90 ms on a quiet machine
+// (docs/performance.md, P7), where the second is ten times that. On a
+// machine loaded far beyond its cores a bare `svcd version` alone was
+// measured at 170–490 ms, and the worker's start to its handshake at
+// 210–690 ms with the exec sandbox on and 300–560 ms with it off (the
+// sandbox's own setup is a few ms); a fixed second then fails on load, not
+// on a slow restart. The restart's speed itself is P7's benchmark.
+func restartBudget(t *testing.T) time.Duration {
+	t.Helper()
+	start := time.Now()
+	if err := exec.Command(harness.Binary(t), "version").Run(); err != nil {
+		t.Fatal(err)
+	}
+	if b := 6 * time.Since(start); b > time.Second {
+		t.Logf("restart budget %s: the svcd binary took %s to start", b, b/6)
+		return b
+	}
+	return time.Second
 }

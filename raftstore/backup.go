@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -45,23 +44,6 @@ func (n *Node) OpenBackup() (*Backup, error) {
 	)
 	fut := n.raft.Snapshot()
 	err := fut.Error()
-	// raft refuses a snapshot while its latest configuration entry (a member
-	// that has just joined) is not yet applied by the FSM ("cannot take
-	// snapshot now, wait until the configuration entry at 19 has been
-	// applied (have applied 18)"): a save right after a join failed 503
-	// snapshot_failed under load (TestOnlineRestoreKeepsLiveAddresses). A
-	// barrier on the leader applies everything committed before it, that
-	// entry included, as RestoreBackup does; a standby's FSM gets there by
-	// itself. Then ask again, within a bound.
-	for deadline := time.Now().Add(snapshotConfigWait); err != nil && configNotApplied(err) && time.Now().Before(deadline); {
-		if n.IsLeader() {
-			_ = n.raft.Barrier(time.Until(deadline)).Error()
-		} else {
-			time.Sleep(20 * time.Millisecond)
-		}
-		fut = n.raft.Snapshot()
-		err = fut.Error()
-	}
 	switch {
 	case err == nil:
 		meta, rc, err = fut.Open()
@@ -76,16 +58,6 @@ func (n *Node) OpenBackup() (*Backup, error) {
 		Index: meta.Index, Term: meta.Term, CreatedAt: time.Now().UTC().Truncate(time.Millisecond),
 		PayloadBytes: meta.Size,
 	}}, nil
-}
-
-// snapshotConfigWait bounds OpenBackup's wait for a configuration entry
-// the FSM has not applied yet.
-const snapshotConfigWait = 5 * time.Second
-
-// configNotApplied reports raft's refusal to snapshot before its latest
-// configuration entry is applied (raft has no sentinel error for it).
-func configNotApplied(err error) bool {
-	return strings.Contains(err.Error(), "wait until the configuration entry")
 }
 
 func (n *Node) openLatestSnapshot() (*raft.SnapshotMeta, io.ReadCloser, error) {
