@@ -19,8 +19,14 @@ import (
 // directories.
 func instrDaemon(t *testing.T, writeRoot string) *harness.Daemon {
 	t.Helper()
+	return instrDaemonTimeout(t, writeRoot, 3000)
+}
+
+// instrDaemonTimeout is instrDaemon with another per-block timeout.
+func instrDaemonTimeout(t *testing.T, writeRoot string, blockTimeoutMs int) *harness.Daemon {
+	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "svcd.hcl")
-	if err := os.WriteFile(cfg, []byte("instr_max_rounds = 3\ninstr_block_timeout_ms = 3000\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("instr_max_rounds = 3\ninstr_block_timeout_ms = %d\n", blockTimeoutMs)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return harness.Start(t, harness.Options{Args: []string{"-config", cfg}, Env: []string{"SVC_EXEC_WRITE_ROOTS=" + writeRoot}})
@@ -132,12 +138,19 @@ func TestInstructions(t *testing.T) {
 	t.Run("run: parallel blocks, one failing", func(t *testing.T) {
 		// Each block announces itself, then waits for the other two: run one
 		// after another, the first would wait for files that never come.
+		// The meeting must not race a clock: under a parallel make test the
+		// three sandboxed starts were more than the 3 s block timeout of d
+		// apart ("POST /v1/exec did not finish within 3000 ms"), so these
+		// blocks run on a daemon that gives each 60 s, and wait up to 25 s
+		// for each other (within exec's default 30 s timeout; run one after
+		// another they still never meet).
+		pd := instrDaemonTimeout(t, dir, 60000)
 		var text string
 		for i := 0; i < 3; i++ {
-			text += block("@svc::exec", fmt.Sprintf("touch %s/p%d; for n in $(seq 1 100); do [ -e %s/p0 ] && [ -e %s/p1 ] && [ -e %s/p2 ] && break; sleep 0.05; done; [ -e %s/p0 ] && [ -e %s/p1 ] && [ -e %s/p2 ] && echo met-%d", dir, i, dir, dir, dir, dir, dir, dir, i))
+			text += block("@svc::exec", fmt.Sprintf("touch %s/p%d; for n in $(seq 1 500); do [ -e %s/p0 ] && [ -e %s/p1 ] && [ -e %s/p2 ] && break; sleep 0.05; done; [ -e %s/p0 ] && [ -e %s/p1 ] && [ -e %s/p2 ] && echo met-%d", dir, i, dir, dir, dir, dir, dir, dir, i))
 		}
 		text += block("@svc::exec::echo partial; exit 3")
-		res := runInstr(t, d, text, true)
+		res := runInstr(t, pd, text, true)
 		for i := 0; i < 3; i++ {
 			if o := res.Results[i]; !o.OK || !strings.Contains(o.Output, fmt.Sprintf("met-%d", i)) {
 				t.Fatalf("block %d did not run alongside the others: %+v", i, o)
