@@ -265,9 +265,16 @@ func directSignalExit(cmd *exec.Cmd, prog program, killed, oomKilled bool) (note
 // awaitDrains waits for both output readers. Normally the pipes are at EOF
 // already (every writer is gone) and no timer is needed; when something left
 // the group (setsid) and still holds a pipe, reading stops after the kill
-// grace.
+// grace. A reader that is only behind — its pipe still holds output the
+// command wrote before it ended, and the machine has not run the reader
+// yet — is not cut off at the grace: closing then dropped the end of the
+// output of a call reported whole (TestExecWaitModes under a parallel make
+// test: 294912 of 300000 bytes, ok, not truncated). It gets until the pipe
+// is empty, at most slowReaderCap.
 func (l *Local) awaitDrains(drained <-chan struct{}, pipes ...*os.File) {
 	var grace <-chan time.Time
+	var timer *time.Timer
+	start := time.Now()
 	for n := 0; n < len(pipes); {
 		select {
 		case <-drained:
@@ -276,14 +283,18 @@ func (l *Local) awaitDrains(drained <-chan struct{}, pipes ...*os.File) {
 		default:
 		}
 		if grace == nil {
-			t := time.NewTimer(l.cfg.KillGrace())
-			defer t.Stop()
-			grace = t.C
+			timer = time.NewTimer(l.cfg.KillGrace())
+			defer timer.Stop()
+			grace = timer.C
 		}
 		select {
 		case <-drained:
 			n++
 		case <-grace:
+			if unreadOutput(pipes) && time.Since(start) < slowReaderCap {
+				timer.Reset(l.cfg.KillGrace())
+				continue
+			}
 			for _, p := range pipes {
 				p.Close()
 			}
@@ -292,6 +303,29 @@ func (l *Local) awaitDrains(drained <-chan struct{}, pipes ...*os.File) {
 	for _, p := range pipes {
 		p.Close()
 	}
+}
+
+// slowReaderCap bounds how long awaitDrains waits for readers behind on
+// output still in their pipes (a writer that escaped every kill and never
+// stops writing would otherwise hold the call forever).
+const slowReaderCap = 10 * time.Second
+
+// unreadOutput reports whether any pipe still holds bytes no reader has
+// taken (FIONREAD, which Linux names TIOCINQ). The descriptor is reached through SyscallConn: File.Fd would put
+// it into blocking mode, and a Close would then no longer end its read.
+func unreadOutput(pipes []*os.File) bool {
+	for _, p := range pipes {
+		rc, err := p.SyscallConn()
+		if err != nil {
+			continue
+		}
+		n := 0
+		_ = rc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+		if n > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // describeExit fills exit code, signal, ok and the error fields.
