@@ -142,8 +142,30 @@ func TestPolicyTargetsOfAllPlatformsCarryTheSameFields(t *testing.T) {
 		}
 	}
 	check("live")
-	// The relay state reaches raft on its flush interval (200 ms here).
-	time.Sleep(600 * time.Millisecond)
+	// The relay state reaches raft on its flush interval (200 ms here), on
+	// a loaded machine later: restart once every target's persisted record
+	// is there (the read model keeps its updated_at, zero before the first
+	// flush), not after a fixed 600 ms.
+	waitUntil(t, 15*time.Second, "every target's relay state in raft", func() bool {
+		var env struct {
+			Data struct {
+				Policy struct {
+					Targets map[string]struct {
+						Relay struct {
+							UpdatedAt time.Time `json:"updated_at"`
+						} `json:"relay"`
+					} `json:"targets"`
+				} `json:"policy"`
+			} `json:"data"`
+		}
+		d.Do("GET", "/v1/browser", nil).Decode(t, &env)
+		for _, tgt := range env.Data.Policy.Targets {
+			if tgt.Relay.UpdatedAt.IsZero() {
+				return false
+			}
+		}
+		return len(env.Data.Policy.Targets) >= 3
+	})
 	d.Restart()
 	check("after restart")
 }

@@ -45,7 +45,7 @@ func TestBrowserBufferedRelayBodyIsCapped(t *testing.T) {
 		t.Fatalf("buffered answer of %d bytes went past the %d byte cap", len(resp.Body), maxMsg)
 	}
 	wantError(t, resp, 502, "response_too_large")
-	waitUntil(t, 3*time.Second, "request_cancel for the oversized answer", func() bool { return contains(p.Cancels(), "big-1") })
+	waitUntil(t, 10*time.Second, "request_cancel for the oversized answer", func() bool { return contains(p.Cancels(), "big-1") })
 }
 
 // timeoutMs is validated before anything is sent: a value so large that it

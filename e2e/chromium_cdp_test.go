@@ -96,6 +96,12 @@ func startBrowserWith(t *testing.T, ext string) *browser {
 		}
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
+		// A failed test shows what the extension logged and what went over
+		// its socket, the browser's half of a flake seen once under load.
+		if t.Failed() {
+			t.Logf("extension console:\n%s\nframes sent:\n%s\nframes received:\n%s", harness.LogTail(b.console.String(), 32<<10),
+				harness.LogTail(b.frames.String(), 32<<10), harness.LogTail(b.framesIn.String(), 32<<10))
+		}
 	})
 	var port, path string
 	deadline := time.Now().Add(20 * time.Second)

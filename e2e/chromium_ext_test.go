@@ -262,6 +262,16 @@ func TestExtensionBridge(t *testing.T) {
 				t.Fatalf("event %d (%s) before event %d (%s)", i+1, stamps[i], i, stamps[i-1])
 			}
 		}
+		// DevTools reports the worker's frames on its own connection, possibly
+		// after the caller has its answer: count them once the last is there.
+		waitUntil(t, 10*time.Second, "the burst's stream_end in DevTools' frames", func() bool {
+			for _, f := range strings.Split(b.frames.String(), "\n") {
+				if strings.Contains(f, `"req_burst1"`) && strings.Contains(f, `"type":"stream_end"`) {
+					return true
+				}
+			}
+			return false
+		})
 		batches, singles := 0, 0
 		for _, f := range strings.Split(b.frames.String(), "\n") {
 			if !strings.Contains(f, `"req_burst1"`) {

@@ -92,6 +92,20 @@ func userFrames(t *testing.T, b *browser, local string) (ids []string) {
 	return ids
 }
 
+// waitUserFrames waits until the worker's role user frames of conversation
+// local number at least n and returns their ids. The frames are DevTools'
+// Network events, which reach the test on their own connection: a daemon
+// log line that the frame caused can be read before the event that shows
+// the frame arrives, so a count read right after the daemon's is early.
+func waitUserFrames(t *testing.T, b *browser, local string, n int) (ids []string) {
+	t.Helper()
+	waitUntil(t, 10*time.Second, fmt.Sprintf("%d user messages of %s on the wire", n, local), func() bool {
+		ids = userFrames(t, b, local)
+		return len(ids) >= n
+	})
+	return ids
+}
+
 // neverLeft fails when secret reached the wire, the daemon's log or its data dir.
 func neverLeft(t *testing.T, b *browser, d *harness.Daemon, secret string) {
 	t.Helper()
@@ -192,7 +206,7 @@ func TestExtensionLoopRules(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 		// Metadata only: the message's id reached the daemon, its words did not.
-		if ids := userFrames(t, b, "conv-type-u"); len(ids) != 1 {
+		if ids := waitUserFrames(t, b, "conv-type-u", 1); len(ids) != 1 {
 			t.Fatalf("%d user messages on the wire, want 1:\n%s", len(ids), b.frames.String())
 		}
 		neverLeft(t, b, d, "USERTEXT7")
@@ -253,17 +267,23 @@ func TestExtensionLoopRules(t *testing.T) {
 		if strings.Contains(b.frames.String(), longPageID) {
 			t.Fatal("the page's id the daemon refuses went on the wire")
 		}
+		// The frames are DevTools' events, which may come after the
+		// daemon's log of the second message: wait for both.
 		var ids []string
-		for _, f := range strings.Split(b.frames.String(), "\n") {
-			var m struct {
-				Type      string
-				LocalID   string `json:"local_conversation_id"`
-				MessageID string `json:"message_id"`
+		waitUntil(t, 10*time.Second, "both messages in DevTools' frames", func() bool {
+			ids = nil
+			for _, f := range strings.Split(b.frames.String(), "\n") {
+				var m struct {
+					Type      string
+					LocalID   string `json:"local_conversation_id"`
+					MessageID string `json:"message_id"`
+				}
+				if json.Unmarshal([]byte(f), &m) == nil && m.Type == "conversation_message" && m.LocalID == "conv-longid-x" {
+					ids = append(ids, m.MessageID)
+				}
 			}
-			if json.Unmarshal([]byte(f), &m) == nil && m.Type == "conversation_message" && m.LocalID == "conv-longid-x" {
-				ids = append(ids, m.MessageID)
-			}
-		}
+			return len(ids) >= 2
+		})
 		if len(ids) != 2 || !regexp.MustCompile(`^pid~[0-9a-f]{24}$`).MatchString(ids[0]) || ids[1] != "m-longid-x-2" {
 			t.Fatalf("message ids on the wire: %q", ids)
 		}
@@ -355,7 +375,7 @@ func TestExtensionLoopRules(t *testing.T) {
 		// by id with no text, and the daemon ingests it (resetting its count).
 		b.openTab(site.URL + "/c/hist-h")
 		waitUntil(t, 20*time.Second, "the earlier user message at the daemon", func() bool { return ingests(d, "conv-hist-h", "user_message") == 1 })
-		if ids := userFrames(t, b, "conv-hist-h"); len(ids) != 1 {
+		if ids := waitUserFrames(t, b, "conv-hist-h", 1); len(ids) != 1 {
 			t.Fatalf("%d user messages on the wire, want 1:\n%s", len(ids), b.frames.String())
 		}
 		// A worker restart, then a reload: the new content script shows the

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +47,7 @@ func TestExtensionRenewalOnceAcrossDaemonCrash(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the renewal never reached the site; daemon logs:\n%s", d.Logs())
 	}
-	first := renewalInjects(t, b)
+	first := waitRenewalInjects(t, b, 1)
 	if len(first) != 1 || !strings.HasPrefix(first[0].DeliveryKey, "renewal:job-") {
 		t.Fatalf("the renewal inject the extension received: %+v", first)
 	}
@@ -84,7 +85,7 @@ func TestExtensionRenewalOnceAcrossDaemonCrash(t *testing.T) {
 		job = js[0]
 		return job.Status == "done" || job.Status == "failed"
 	})
-	all := renewalInjects(t, b)
+	all := waitRenewalInjects(t, b, 2)
 	if len(all) != 2 || all[1].DeliveryKey != first[0].DeliveryKey || all[1].InjectID == first[0].InjectID {
 		t.Fatalf("want the job delivered again with the same delivery_key: %+v", all)
 	}
@@ -95,11 +96,14 @@ func TestExtensionRenewalOnceAcrossDaemonCrash(t *testing.T) {
 		t.Fatalf("the job after recovery: %+v", job)
 	}
 	var dup bridgeproto.InjectResult
-	for _, l := range strings.Split(b.frames.String(), "\n") {
-		if strings.Contains(l, `"inject_id":"`+all[1].InjectID+`"`) {
-			_ = json.Unmarshal([]byte(l), &dup)
+	waitUntil(t, 10*time.Second, "the extension's answer to the redelivery in DevTools' frames", func() bool {
+		for _, l := range strings.Split(b.frames.String(), "\n") {
+			if strings.Contains(l, `"inject_id":"`+all[1].InjectID+`"`) {
+				return json.Unmarshal([]byte(l), &dup) == nil
+			}
 		}
-	}
+		return false
+	})
 	if !dup.OK || !dup.Duplicate {
 		t.Fatalf("the extension's answer to the redelivery: %+v", dup)
 	}
@@ -118,6 +122,20 @@ type renewalInject struct{ bridgeproto.ConversationInject }
 func (r renewalInject) jobID() string {
 	id, _, _ := strings.Cut(strings.TrimPrefix(r.DeliveryKey, "renewal:"), ".")
 	return id
+}
+
+// waitRenewalInjects waits until the worker received at least n renewal
+// injections and returns them all. DevTools reports a frame on its own
+// connection, and under load well after the daemon has the answer to it:
+// a job the daemon shows done says nothing of whether the test has seen the
+// frame yet (a read right after it found one inject where two were sent).
+func waitRenewalInjects(t *testing.T, b *browser, n int) (got []renewalInject) {
+	t.Helper()
+	waitUntil(t, 10*time.Second, fmt.Sprintf("%d renewal injections in DevTools' frames", n), func() bool {
+		got = renewalInjects(t, b)
+		return len(got) >= n
+	})
+	return got
 }
 
 // renewalInjects are the renewal injections the worker received, in order.

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -216,7 +217,7 @@ func TestAcknowledgedWritesSurviveSIGKILLUnderLoad(t *testing.T) {
 		maxAcked uint64
 		wg       sync.WaitGroup
 	)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	client := &http.Client{Timeout: 2 * time.Second}
 	for w := 0; w < 4; w++ {
@@ -242,7 +243,13 @@ func TestAcknowledgedWritesSurviveSIGKILLUnderLoad(t *testing.T) {
 			}
 		}(w)
 	}
-	time.Sleep(700 * time.Millisecond)
+	// Kill once writes are flowing (a loaded machine may take seconds to
+	// answer the first ones): a fixed 700 ms saw none acknowledged at times.
+	waitUntil(t, 30*time.Second, "20 writes acknowledged", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return maxAcked >= 20
+	})
 	d.Kill()
 	cancel()
 	wg.Wait()
@@ -406,14 +413,17 @@ func TestLogJSONWritesJSONLines(t *testing.T) {
 // TestSIGTERMFinishesRequestsInFlight: a request that is running when SIGTERM
 // arrives still gets its full answer, and the daemon then exits 0.
 func TestSIGTERMFinishesRequestsInFlight(t *testing.T) {
-	d := harness.Start(t, harness.Options{})
+	dir := t.TempDir()
+	d := harness.Start(t, harness.Options{Env: []string{"SVC_EXEC_WRITE_ROOTS=" + dir}})
 	type result struct {
 		status int
 		body   string
 	}
 	done := make(chan result, 1)
+	started := filepath.Join(dir, "started")
+	command, _ := json.Marshal(map[string]string{"command": "touch " + started + "; sleep 2; echo finished"})
 	go func() {
-		req, _ := http.NewRequest("POST", d.URL+"/v1/exec", strings.NewReader(`{"command":"sleep 1; echo finished"}`))
+		req, _ := http.NewRequest("POST", d.URL+"/v1/exec", bytes.NewReader(command))
 		req.Header.Set("Authorization", "Bearer "+d.Token)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
@@ -426,7 +436,9 @@ func TestSIGTERMFinishesRequestsInFlight(t *testing.T) {
 		_, _ = io.Copy(&b, resp.Body)
 		done <- result{resp.StatusCode, b.String()}
 	}()
-	time.Sleep(300 * time.Millisecond)
+	// SIGTERM once the command runs (a fixed 300 ms could pass before the
+	// request reached a loaded daemon, which then refused it as draining).
+	waitUntil(t, 15*time.Second, "the command running", func() bool { _, err := os.Stat(started); return err == nil })
 	exited := make(chan error, 1)
 	go func() { exited <- d.Terminate(15 * time.Second) }()
 	r := <-done

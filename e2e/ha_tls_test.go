@@ -35,14 +35,23 @@ func TestHAClusterOverTLS(t *testing.T) {
 		refused := name == "intruder" || name == "plain"
 		return harness.Start(t, harness.Options{Addr: l.ClientIP(i) + ":" + listenPort, Token: haToken, Prefix: l.Exec(i), Args: args, Env: env, AliveOnly: refused})
 	}
+	// Every check below names n1 as the leader (the forward to its dead
+	// advertised API, the refusals it counts). With the default timings
+	// (150 ms lease, 300 ms heartbeat) a loaded machine stepped n1 down
+	// ("failed to contact quorum of nodes, stepping down") and n2 counted
+	// the plain node's refusal. This test is about TLS, not failover: the
+	// members run hashicorp/raft's own, steadier timings, doubled.
+	steady := func(env []string) []string {
+		return append(env, "SVC_RAFT_HEARTBEAT_TIMEOUT_MS=2000", "SVC_RAFT_ELECTION_TIMEOUT_MS=2000", "SVC_RAFT_LEASE_TIMEOUT_MS=1000")
+	}
 	// n1's advertised API port 9 has no listener in its namespace.
-	n1 := node(1, "n1", l.HostIP(1)+":"+raftPort, api, l.HostIP(1)+":9", pki.Env(t, "n1", l.HostIP(1)))
+	n1 := node(1, "n1", l.HostIP(1)+":"+raftPort, api, l.HostIP(1)+":9", steady(pki.Env(t, "n1", l.HostIP(1))))
 	// Members join through n1's raft port: the join call and its token
 	// travel inside TLS too.
-	n2 := node(2, "n2", l.HostIP(2)+":"+raftPort, api, l.HostIP(2)+":"+api, pki.Env(t, "n2", l.HostIP(2)), "-join", l.HostIP(1)+":"+raftPort)
+	n2 := node(2, "n2", l.HostIP(2)+":"+raftPort, api, l.HostIP(2)+":"+api, steady(pki.Env(t, "n2", l.HostIP(2))), "-join", l.HostIP(1)+":"+raftPort)
 	w := exec.Command("ip", "netns", "exec", l.NS("n3"), harness.Binary(t), "witness", "-node-id", "w",
 		"-raft-addr", l.HostIP(3)+":"+raftPort, "-join", l.HostIP(1)+":"+raftPort, "-data-dir", t.TempDir())
-	w.Env = append(append(os.Environ(), "SVC_SHARED_TOKEN="+haToken), pki.Env(t, "w", l.HostIP(3))...)
+	w.Env = append(append(os.Environ(), "SVC_SHARED_TOKEN="+haToken), steady(pki.Env(t, "w", l.HostIP(3)))...)
 	w.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := w.Start(); err != nil {
 		t.Fatal(err)

@@ -115,7 +115,7 @@ func TestExecTimeoutKillsTheWholeGroup(t *testing.T) {
 		t.Fatalf("durationMs %d for a 700 ms timeout", *res.Result.DurationMs)
 	}
 	pids := readPids(t, pidFile, 2, time.Second)
-	waitDead(t, 2*time.Second, "background grandchild after timeout", pids...)
+	waitDead(t, 10*time.Second, "background grandchild after timeout", pids...)
 }
 
 func TestExecValidation(t *testing.T) {
@@ -207,7 +207,7 @@ func TestExecClientDisconnectKillsCommand(t *testing.T) {
 	}
 	cancel()
 	<-errc
-	waitDead(t, 3*time.Second, "command after the HTTP client went away", pids...)
+	waitDead(t, 10*time.Second, "command after the HTTP client went away", pids...)
 	if r := execCall(t, d, map[string]any{"command": "echo still fine"}); !r.OK {
 		t.Fatalf("exec after a disconnect: %+v", r)
 	}

@@ -79,7 +79,7 @@ func TestSandboxEscapeesDie(t *testing.T) {
 		if !r.OK {
 			t.Fatalf("exec: %+v", r)
 		}
-		waitDead(t, 3*time.Second, "escaped processes after the shell exited", readPids(t, f, 3, time.Second)...)
+		waitDead(t, 10*time.Second, "escaped processes after the shell exited", readPids(t, f, 3, time.Second)...)
 	})
 	t.Run("timeout", func(t *testing.T) {
 		f := filepath.Join(pidDir, t.Name()[strings.LastIndexByte(t.Name(), '/')+1:]+".pids")
@@ -87,7 +87,7 @@ func TestSandboxEscapeesDie(t *testing.T) {
 		if r.OK || r.Result.ErrorCode != "timed_out" {
 			t.Fatalf("exec: %+v", r)
 		}
-		waitDead(t, 3*time.Second, "escaped processes after the timeout", readPids(t, f, 3, time.Second)...)
+		waitDead(t, 10*time.Second, "escaped processes after the timeout", readPids(t, f, 3, time.Second)...)
 	})
 	t.Run("caller_disconnect", func(t *testing.T) {
 		f := filepath.Join(pidDir, t.Name()[strings.LastIndexByte(t.Name(), '/')+1:]+".pids")
@@ -106,7 +106,7 @@ func TestSandboxEscapeesDie(t *testing.T) {
 		pids := readPids(t, f, 3, 10*time.Second)
 		cancel()
 		<-done
-		waitDead(t, 3*time.Second, "escaped processes after the caller went away", pids...)
+		waitDead(t, 10*time.Second, "escaped processes after the caller went away", pids...)
 	})
 	t.Run("worker_sigkill", func(t *testing.T) {
 		f := filepath.Join(pidDir, t.Name()[strings.LastIndexByte(t.Name(), '/')+1:]+".pids")
@@ -122,7 +122,7 @@ func TestSandboxEscapeesDie(t *testing.T) {
 		if st := <-answered; st != 503 {
 			t.Fatalf("exec on the killed worker answered %d", st)
 		}
-		waitDead(t, 3*time.Second, "escaped processes after the worker was SIGKILLed", pids...)
+		waitDead(t, 10*time.Second, "escaped processes after the worker was SIGKILLed", pids...)
 	})
 }
 

@@ -54,14 +54,25 @@ func (n *Node) OpenBackup(ctx context.Context) (*Backup, error) {
 			meta, rc, err = n.openLatestSnapshot()
 		case configurationNotApplied(err):
 			// Right after a member joined, raft refuses a snapshot until the
-			// FSM has applied that configuration entry: a matter of
-			// milliseconds, which a save must wait out rather than fail.
-			select {
-			case <-ctx.Done():
+			// FSM has applied that configuration entry ("cannot take snapshot
+			// now, wait until the configuration entry at 19 has been applied
+			// (have applied 18)"). Waiting alone does not get there: the FSM
+			// moves on with the next entry it applies, which may never come
+			// (a single node after AddNonvoter waited forever). On the leader
+			// a barrier is that entry, as RestoreBackup does; a standby gets
+			// one with the leader's next write. Then ask again.
+			if ctx.Err() != nil {
 				return nil, fmt.Errorf("take raft snapshot: %w (%v)", err, ctx.Err())
-			case <-time.After(10 * time.Millisecond):
-				continue
 			}
+			if n.IsLeader() {
+				_ = n.Barrier(ctx)
+			} else {
+				select {
+				case <-ctx.Done():
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+			continue
 		}
 		break
 	}

@@ -94,8 +94,9 @@ func (c *client) call(ctx context.Context, method, path string, body any, auth b
 	return raw, nil
 }
 
-// send sends one request and reads the whole answer without printing it.
-func (c *client) send(ctx context.Context, method, path string, body any, auth bool) ([]byte, *http.Response, error) {
+// sendOnce sends one request and reads the whole answer without printing
+// it (send, retry.go, asks again when the daemon says to).
+func (c *client) sendOnce(ctx context.Context, method, path string, body any, auth bool) ([]byte, *http.Response, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)

@@ -125,9 +125,8 @@ func StartClusterWith(t testing.TB, o ClusterOptions) *Cluster {
 	t.Cleanup(func() {
 		c.KillWitness()
 		if t.Failed() {
+			// n1's and n2's logs are printed by Start's own cleanup.
 			t.Logf("witness log:\n%s", c.WitnessLogs())
-			t.Logf("n1 log:\n%s", c.N1.Logs())
-			t.Logf("n2 log:\n%s", c.N2.Logs())
 		}
 	})
 	deadline := time.Now().Add(20 * time.Second)

@@ -12,11 +12,13 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -214,8 +216,32 @@ func Start(t testing.TB, opts Options) *Daemon {
 	}
 	d := &Daemon{t: t, opts: opts, Token: opts.Token, DataDir: opts.DataDir, logs: &syncBuffer{}, AliveOnly: opts.AliveOnly}
 	d.start()
-	t.Cleanup(func() { d.Kill() })
+	t.Cleanup(func() {
+		d.Kill()
+		// A test that failed shows what the daemon said: a flake seen once
+		// under load is diagnosed from this or not at all.
+		if t.Failed() {
+			t.Logf("svcd %s log (%s):\n%s", d.Addr, d.DataDir, LogTail(d.Logs(), failLogBytes))
+		}
+	})
 	return d
+}
+
+// failLogBytes bounds the daemon log a failed test prints: the end of it,
+// where the failure is, without flooding the output of a long test.
+const failLogBytes = 64 << 10
+
+// LogTail is the last n bytes of s, starting at a line, with a note of
+// what was cut.
+func LogTail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := len(s) - n
+	if i := strings.IndexByte(s[cut:], '\n'); i >= 0 {
+		cut += i + 1
+	}
+	return fmt.Sprintf("[… %d bytes before]\n%s", cut, s[cut:])
 }
 
 func (d *Daemon) start() {
@@ -442,8 +468,35 @@ func (d *Daemon) DoAuth(method, path string, body any, headers ...string) *Respo
 	return d.Do(method, path, body, append(headers, "Authorization: Bearer "+d.Token)...)
 }
 
-// Do sends one request to an absolute URL with a 30 s bound.
+// Do sends one request to an absolute URL with a 30 s bound. It is a
+// well-behaved client (docs/ha.md "What a client should retry"): a GET of
+// the API answered 503 catching_up or starting with Retry-After — a read
+// that could not be proved current yet, a node still opening its store — is
+// sent again after the wait the answer names, for at most retryReadsFor;
+// the last answer is returned either way. A test that asserts on such a
+// 503 itself uses DoOnce.
 func Do(t testing.TB, method, url string, body any, headers ...string) *Response {
+	t.Helper()
+	return doRetrying(t, retryReadsFor, method, url, body, headers...)
+}
+
+// doRetrying is Do with its bound on the retries.
+func doRetrying(t testing.TB, within time.Duration, method, url string, body any, headers ...string) *Response {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		r := DoOnce(t, method, url, body, headers...)
+		wait, again := retryRead(method, url, r)
+		if !again || time.Now().Add(wait).After(deadline) {
+			return r
+		}
+		time.Sleep(wait)
+	}
+}
+
+// DoOnce sends one request to an absolute URL with a 30 s bound and
+// returns its answer, whatever it is.
+func DoOnce(t testing.TB, method, url string, body any, headers ...string) *Response {
 	t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
@@ -486,6 +539,48 @@ func Do(t testing.TB, method, url string, body any, headers ...string) *Response
 		t.Fatalf("%s %s: read body: %v", method, url, err)
 	}
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+}
+
+// DoOnce is Daemon.Do without the retry of a read that was not current
+// yet: for a test about that 503 itself.
+func (d *Daemon) DoOnce(method, path string, body any, headers ...string) *Response {
+	d.t.Helper()
+	return DoOnce(d.t, method, d.URL+path, body, headers...)
+}
+
+// retryReadsFor bounds how long Do retries a read: a node that is still not
+// current after it is a finding, and the test sees the 503.
+const retryReadsFor = 20 * time.Second
+
+// retryRead says whether r is an answer docs/ha.md tells a client to retry
+// and after how long: a GET of the API (/v1/…, never /readyz, whose 503
+// is the answer) refused 503 catching_up or starting with Retry-After. The
+// wait is the error's retry_after_ms, else Retry-After, at most a second.
+func retryRead(method, rawURL string, r *Response) (time.Duration, bool) {
+	if method != http.MethodGet || r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+		return 0, false
+	}
+	if u, err := url.Parse(rawURL); err != nil || !strings.HasPrefix(u.Path, "/v1/") {
+		return 0, false
+	}
+	var env struct {
+		Error struct {
+			Code    string `json:"code"`
+			Details struct {
+				RetryAfterMs int64 `json:"retry_after_ms"`
+			} `json:"details"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(r.Body, &env) != nil || (env.Error.Code != "catching_up" && env.Error.Code != "starting") {
+		return 0, false
+	}
+	wait := time.Duration(env.Error.Details.RetryAfterMs) * time.Millisecond
+	if wait <= 0 {
+		if s, err := strconv.Atoi(r.Header.Get("Retry-After")); err == nil {
+			wait = time.Duration(s) * time.Second
+		}
+	}
+	return min(max(wait, 50*time.Millisecond), time.Second), true
 }
 
 // syncBuffer is a goroutine-safe log sink.

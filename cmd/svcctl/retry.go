@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// readRetryFor bounds how long svcctl asks a read again: a node still not
+// current after it is worth the operator's attention, so svcctl then shows
+// its 503.
+const readRetryFor = 15 * time.Second
+
+// send sends one request and reads the whole answer without printing it.
+// A read the daemon could not answer yet — a GET of /v1/... refused 503
+// catching_up (the node has not applied the read index within its wait) or
+// starting (still opening its store), with Retry-After — is asked again
+// after the wait it names, as docs/ha.md "What a client should retry" says
+// a client should, for at most readRetryFor; each wait is noted on stderr.
+// Writes are never repeated: their outcome after a 503 may be unknown.
+func (c *client) send(ctx context.Context, method, path string, body any, auth bool) ([]byte, *http.Response, error) {
+	deadline := time.Now().Add(readRetryFor)
+	for {
+		raw, resp, err := c.sendOnce(ctx, method, path, body, auth)
+		if err != nil {
+			return raw, resp, err
+		}
+		wait, code, again := notCurrentYet(method, path, resp, raw)
+		if !again || time.Now().Add(wait).After(deadline) {
+			return raw, resp, err
+		}
+		fmt.Fprintf(c.errOut, "svcctl: %s %s: the daemon answered %s; asking again in %s\n", method, path, code, wait)
+		select {
+		case <-ctx.Done():
+			return raw, resp, nil
+		case <-time.After(wait):
+		}
+	}
+}
+
+// notCurrentYet says whether an answer is a read to ask again, with the
+// wait (the error's retry_after_ms, else Retry-After; 100 ms to 1 s) and
+// the error code.
+func notCurrentYet(method, path string, resp *http.Response, raw []byte) (time.Duration, string, bool) {
+	if method != http.MethodGet || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.HasPrefix(path, "/v1/") {
+		return 0, "", false
+	}
+	var env struct {
+		Error struct {
+			Code    string `json:"code"`
+			Details struct {
+				RetryAfterMs int64 `json:"retry_after_ms"`
+			} `json:"details"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(raw, &env) != nil || (env.Error.Code != "catching_up" && env.Error.Code != "starting") {
+		return 0, "", false
+	}
+	wait := time.Duration(env.Error.Details.RetryAfterMs) * time.Millisecond
+	if wait <= 0 {
+		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
+			wait = time.Duration(s) * time.Second
+		}
+	}
+	return min(max(wait, 100*time.Millisecond), time.Second), env.Error.Code, true
+}

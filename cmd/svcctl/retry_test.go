@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// notCurrentFor answers its first n requests 503 code with Retry-After, as a
+// node that cannot prove a read current yet does, then a state envelope.
+func notCurrentFor(n int64, code string, calls *atomic.Int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if calls.Add(1) <= n {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"ok":false,"error":{"code":"` + code + `","message":"not yet","details":{"retry_after_ms":50}}}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"ok":true,"data":{"mode":"running","version":7}}`))
+	})
+}
+
+// svcctl is the client docs/ha.md describes: a read answered 503
+// catching_up or starting is asked again and the current answer printed;
+// a write, and a 503 that is the answer (no_leader), are not repeated.
+func TestReadsAskedAgainWhileNotCurrent(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		code  string
+		exit  int
+		calls int64
+	}{
+		{"catching_up read", []string{"system", "state"}, "catching_up", 0, 3},
+		{"starting read", []string{"system", "state"}, "starting", 0, 3},
+		{"no_leader is the answer", []string{"system", "state"}, "no_leader", 1, 1},
+		{"a write is not repeated", []string{"system", "pause", "-reason", "x"}, "catching_up", 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls atomic.Int64
+			srv := httptest.NewServer(notCurrentFor(2, tc.code, &calls))
+			defer srv.Close()
+			var out, errOut bytes.Buffer
+			env := func(k string) string {
+				if k == "SVC_SHARED_TOKEN" {
+					return "t0ken"
+				}
+				return ""
+			}
+			code := run(append([]string{"-addr", srv.URL, "-format=json"}, tc.args...), &out, &errOut, env)
+			if code != tc.exit || calls.Load() != tc.calls {
+				t.Fatalf("exit %d after %d calls, want %d after %d\n%s%s", code, calls.Load(), tc.exit, tc.calls, out.String(), errOut.String())
+			}
+			if tc.exit == 0 && (!strings.Contains(out.String(), `"version": 7`) || !strings.Contains(errOut.String(), "asking again")) {
+				t.Fatalf("stdout %q stderr %q", out.String(), errOut.String())
+			}
+		})
+	}
+}
+
+// FuzzNotCurrentYet: whatever a daemon (or something posing as one)
+// answers, svcctl asks again only for a GET of /v1/... answered 503
+// catching_up or starting with Retry-After, and waits 100 ms to 1 s.
+func FuzzNotCurrentYet(f *testing.F) {
+	f.Add("GET", "/v1/system/state", 503, "1", `{"ok":false,"error":{"code":"catching_up","details":{"retry_after_ms":1000}}}`)
+	f.Add("GET", "/v1/status", 503, "1", `{"ok":false,"error":{"code":"starting"}}`)
+	f.Add("POST", "/v1/system/pause", 503, "1", `{"ok":false,"error":{"code":"catching_up"}}`)
+	f.Add("GET", "/v1/system/state", 503, "", `{"ok":false,"error":{"code":"no_leader"}}`)
+	f.Add("GET", "/readyz", 503, "99999999999999999999", `{"error":{"code":"catching_up","details":{"retry_after_ms":-5}}}`)
+	f.Fuzz(func(t *testing.T, method, path string, status int, retryAfter, body string) {
+		resp := &http.Response{StatusCode: status, Header: http.Header{}}
+		if retryAfter != "" {
+			resp.Header.Set("Retry-After", retryAfter)
+		}
+		wait, code, again := notCurrentYet(method, path, resp, []byte(body))
+		if !again {
+			return
+		}
+		if method != http.MethodGet || status != 503 || retryAfter == "" || !strings.HasPrefix(path, "/v1/") || (code != "catching_up" && code != "starting") {
+			t.Fatalf("asks again for %s %s %d %q: %s", method, path, status, retryAfter, body)
+		}
+		if wait < 100*time.Millisecond || wait > time.Second {
+			t.Fatalf("waits %s", wait)
+		}
+	})
+}

@@ -1,0 +1,102 @@
+package harness
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// catchingUpFor answers a path's first n requests 503 with code and
+// Retry-After, as a node that cannot prove a read current yet does, then
+// 200; it counts every request.
+func catchingUpFor(n int64, code string, calls *atomic.Int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) <= n {
+			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"ok":false,"error":{"code":"` + code + `","message":"not yet","details":{"retry_after_ms":60}}}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"ok":true,"data":{}}`))
+	})
+}
+
+// TestDoRetriesReadsNotYetCurrent: Do sends a GET of the API answered 503
+// catching_up or starting again, as docs/ha.md tells a client to, and
+// returns the current answer; DoOnce, a write, a 503 that is the answer
+// (no_leader) and /readyz are not retried.
+func TestDoRetriesReadsNotYetCurrent(t *testing.T) {
+	for _, tc := range []struct {
+		name, method, path, code string
+		want                     int
+		calls                    int64
+		once                     bool
+	}{
+		{"catching_up read", "GET", "/v1/system/state", "catching_up", 200, 3, false},
+		{"starting read", "GET", "/v1/status", "starting", 200, 3, false},
+		{"DoOnce sees the 503", "GET", "/v1/system/state", "catching_up", 503, 1, true},
+		{"a write is never repeated", "POST", "/v1/system/pause", "catching_up", 503, 1, false},
+		{"no_leader is the answer", "GET", "/v1/system/state", "no_leader", 503, 1, false},
+		{"readyz's 503 is the answer", "GET", "/readyz", "catching_up", 503, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls atomic.Int64
+			srv := httptest.NewServer(catchingUpFor(2, tc.code, &calls))
+			defer srv.Close()
+			do := Do
+			if tc.once {
+				do = DoOnce
+			}
+			if r := do(t, tc.method, srv.URL+tc.path, nil); r.Status != tc.want || calls.Load() != tc.calls {
+				t.Fatalf("%s %s: status %d after %d calls, want %d after %d", tc.method, tc.path, r.Status, calls.Load(), tc.want, tc.calls)
+			}
+		})
+	}
+}
+
+// TestDoGivesUpOnAReadNeverCurrent: a node that never catches up is a
+// finding: Do stops retrying within its bound and returns the 503.
+func TestDoGivesUpOnAReadNeverCurrent(t *testing.T) {
+	var calls atomic.Int64
+	srv := httptest.NewServer(catchingUpFor(1<<62, "catching_up", &calls))
+	defer srv.Close()
+	const within = 500 * time.Millisecond
+	if r := doRetrying(t, within, "GET", srv.URL+"/v1/system/state", nil); r.Status != 503 {
+		t.Fatalf("status %d, want the last 503", r.Status)
+	}
+	// 60 ms apart: a few calls, and none once the bound has passed.
+	if n := calls.Load(); n < 2 || n > int64(within/(60*time.Millisecond))+1 {
+		t.Fatalf("%d calls", n)
+	}
+}
+
+// FuzzRetryRead: whatever a daemon answers, Do asks again only for a GET
+// of /v1/... answered 503 catching_up or starting with Retry-After, and
+// waits 50 ms to 1 s.
+func FuzzRetryRead(f *testing.F) {
+	f.Add("GET", "http://127.0.0.1:1/v1/system/state", 503, "1", `{"ok":false,"error":{"code":"catching_up","details":{"retry_after_ms":1000}}}`)
+	f.Add("GET", "http://127.0.0.1:1/readyz", 503, "1", `{"ok":false,"error":{"code":"catching_up"}}`)
+	f.Add("POST", "http://127.0.0.1:1/v1/system/pause", 503, "1", `{"ok":false,"error":{"code":"starting"}}`)
+	f.Add("GET", "%zz", 503, "x", `{"error":{"code":"starting","details":{"retry_after_ms":-1}}}`)
+	f.Fuzz(func(t *testing.T, method, rawURL string, status int, retryAfter, body string) {
+		r := &Response{Status: status, Header: http.Header{}, Body: []byte(body)}
+		if retryAfter != "" {
+			r.Header.Set("Retry-After", retryAfter)
+		}
+		wait, again := retryRead(method, rawURL, r)
+		if !again {
+			return
+		}
+		if u, err := url.Parse(rawURL); err != nil || method != http.MethodGet || status != 503 || retryAfter == "" || !strings.HasPrefix(u.Path, "/v1/") {
+			t.Fatalf("asks again for %s %s %d %q: %s", method, rawURL, status, retryAfter, body)
+		}
+		if wait < 50*time.Millisecond || wait > time.Second {
+			t.Fatalf("waits %s", wait)
+		}
+	})
+}
