@@ -129,9 +129,12 @@ func TestExtensionPageSideCapture(t *testing.T) {
 	if slices.Contains(rec.HeaderNames, "user-agent") {
 		t.Fatalf("page-side capture listed a header the browser adds: %v", rec.HeaderNames)
 	}
-	if !slices.ContainsFunc(rec.Endpoints, func(e map[string]any) bool { return e["path"] == "/api/login" && e["method"] == "POST" }) {
-		t.Fatalf("endpoints %v", rec.Endpoints)
-	}
+	// The endpoints go in a message of their own after the credentials
+	// (sw.js report): the record may list the names first.
+	waitUntil(t, 15*time.Second, "POST /api/login among the record's endpoints", func() bool {
+		rec = recordOf(t, d, "platform_a", "chromium-e2e")
+		return slices.ContainsFunc(rec.Endpoints, func(e map[string]any) bool { return e["path"] == "/api/login" && e["method"] == "POST" })
+	})
 
 	t.Run("native_looking", func(t *testing.T) {
 		var r struct {
