@@ -109,10 +109,17 @@ func TestReconfigureLeavesRunningCommandAlone(t *testing.T) {
 	done := make(chan ExecResult, 1)
 	started := make(chan Started, 1)
 	go func() {
-		res, _ := l.Exec(context.Background(), ExecRequest{Command: "while [ ! -e " + marker + " ]; do sleep 0.05; done; for i in $(seq 16); do sleep 0.5 & done; wait", Cwd: "/", Timeout: 60 * time.Second}, func(s Started) { started <- s })
+		res, err := l.Exec(context.Background(), ExecRequest{Command: "while [ ! -e " + marker + " ]; do sleep 0.05; done; for i in $(seq 16); do sleep 0.5 & done; wait", Cwd: "/", Timeout: 60 * time.Second}, func(s Started) { started <- s })
+		if err != nil {
+			res.Error = err.Error()
+		}
 		done <- res
 	}()
-	<-started
+	select {
+	case <-started:
+	case res := <-done: // it never started: waiting for started would hang (seen under qemu-user)
+		t.Fatalf("the command did not start: %+v", res)
+	}
 	next := l.now().cfg
 	next.Sandbox.Limits.Pids = 8
 	if err := l.Reconfigure(context.Background(), next); err != nil {
