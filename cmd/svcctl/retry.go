@@ -2,12 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/svcd/svcd/shared/api"
 )
 
 // readRetryFor bounds how long svcctl asks a read again: a node still not
@@ -29,7 +28,7 @@ func (c *client) send(ctx context.Context, method, path string, body any, auth b
 		if err != nil {
 			return raw, resp, err
 		}
-		wait, code, again := notCurrentYet(method, path, resp, raw)
+		wait, code, again := api.NotCurrentYet(method, path, resp.StatusCode, resp.Header, raw)
 		if !again || time.Now().Add(wait).After(deadline) {
 			return raw, resp, err
 		}
@@ -40,31 +39,4 @@ func (c *client) send(ctx context.Context, method, path string, body any, auth b
 		case <-time.After(wait):
 		}
 	}
-}
-
-// notCurrentYet says whether an answer is a read to ask again, with the
-// wait (the error's retry_after_ms, else Retry-After; 100 ms to 1 s) and
-// the error code.
-func notCurrentYet(method, path string, resp *http.Response, raw []byte) (time.Duration, string, bool) {
-	if method != http.MethodGet || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.HasPrefix(path, "/v1/") {
-		return 0, "", false
-	}
-	var env struct {
-		Error struct {
-			Code    string `json:"code"`
-			Details struct {
-				RetryAfterMs int64 `json:"retry_after_ms"`
-			} `json:"details"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(raw, &env) != nil || (env.Error.Code != "catching_up" && env.Error.Code != "starting") {
-		return 0, "", false
-	}
-	wait := time.Duration(env.Error.Details.RetryAfterMs) * time.Millisecond
-	if wait <= 0 {
-		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
-			wait = time.Duration(s) * time.Second
-		}
-	}
-	return min(max(wait, 100*time.Millisecond), time.Second), env.Error.Code, true
 }

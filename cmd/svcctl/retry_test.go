@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // notCurrentFor answers its first n requests 503 code with Retry-After, as a
@@ -61,31 +60,4 @@ func TestReadsAskedAgainWhileNotCurrent(t *testing.T) {
 			}
 		})
 	}
-}
-
-// FuzzNotCurrentYet: whatever a daemon (or something posing as one)
-// answers, svcctl asks again only for a GET of /v1/... answered 503
-// catching_up or starting with Retry-After, and waits 100 ms to 1 s.
-func FuzzNotCurrentYet(f *testing.F) {
-	f.Add("GET", "/v1/system/state", 503, "1", `{"ok":false,"error":{"code":"catching_up","details":{"retry_after_ms":1000}}}`)
-	f.Add("GET", "/v1/status", 503, "1", `{"ok":false,"error":{"code":"starting"}}`)
-	f.Add("POST", "/v1/system/pause", 503, "1", `{"ok":false,"error":{"code":"catching_up"}}`)
-	f.Add("GET", "/v1/system/state", 503, "", `{"ok":false,"error":{"code":"no_leader"}}`)
-	f.Add("GET", "/readyz", 503, "99999999999999999999", `{"error":{"code":"catching_up","details":{"retry_after_ms":-5}}}`)
-	f.Fuzz(func(t *testing.T, method, path string, status int, retryAfter, body string) {
-		resp := &http.Response{StatusCode: status, Header: http.Header{}}
-		if retryAfter != "" {
-			resp.Header.Set("Retry-After", retryAfter)
-		}
-		wait, code, again := notCurrentYet(method, path, resp, []byte(body))
-		if !again {
-			return
-		}
-		if method != http.MethodGet || status != 503 || retryAfter == "" || !strings.HasPrefix(path, "/v1/") || (code != "catching_up" && code != "starting") {
-			t.Fatalf("asks again for %s %s %d %q: %s", method, path, status, retryAfter, body)
-		}
-		if wait < 100*time.Millisecond || wait > time.Second {
-			t.Fatalf("waits %s", wait)
-		}
-	})
 }

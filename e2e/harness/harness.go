@@ -18,13 +18,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/supervisor"
 )
 
@@ -553,34 +553,14 @@ func (d *Daemon) DoOnce(method, path string, body any, headers ...string) *Respo
 const retryReadsFor = 20 * time.Second
 
 // retryRead says whether r is an answer docs/ha.md tells a client to retry
-// and after how long: a GET of the API (/v1/…, never /readyz, whose 503
-// is the answer) refused 503 catching_up or starting with Retry-After. The
-// wait is the error's retry_after_ms, else Retry-After, at most a second.
+// and after how long (api.NotCurrentYet, the rule svcctl follows too).
 func retryRead(method, rawURL string, r *Response) (time.Duration, bool) {
-	if method != http.MethodGet || r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+	u, err := url.Parse(rawURL)
+	if err != nil {
 		return 0, false
 	}
-	if u, err := url.Parse(rawURL); err != nil || !strings.HasPrefix(u.Path, "/v1/") {
-		return 0, false
-	}
-	var env struct {
-		Error struct {
-			Code    string `json:"code"`
-			Details struct {
-				RetryAfterMs int64 `json:"retry_after_ms"`
-			} `json:"details"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(r.Body, &env) != nil || (env.Error.Code != "catching_up" && env.Error.Code != "starting") {
-		return 0, false
-	}
-	wait := time.Duration(env.Error.Details.RetryAfterMs) * time.Millisecond
-	if wait <= 0 {
-		if s, err := strconv.Atoi(r.Header.Get("Retry-After")); err == nil {
-			wait = time.Duration(s) * time.Second
-		}
-	}
-	return min(max(wait, 50*time.Millisecond), time.Second), true
+	wait, _, again := api.NotCurrentYet(method, u.Path, r.Status, r.Header, r.Body)
+	return wait, again
 }
 
 // syncBuffer is a goroutine-safe log sink.

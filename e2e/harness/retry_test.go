@@ -3,8 +3,6 @@ package harness
 import (
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -73,30 +71,4 @@ func TestDoGivesUpOnAReadNeverCurrent(t *testing.T) {
 	if n := calls.Load(); n < 2 || n > int64(within/(60*time.Millisecond))+1 {
 		t.Fatalf("%d calls", n)
 	}
-}
-
-// FuzzRetryRead: whatever a daemon answers, Do asks again only for a GET
-// of /v1/... answered 503 catching_up or starting with Retry-After, and
-// waits 50 ms to 1 s.
-func FuzzRetryRead(f *testing.F) {
-	f.Add("GET", "http://127.0.0.1:1/v1/system/state", 503, "1", `{"ok":false,"error":{"code":"catching_up","details":{"retry_after_ms":1000}}}`)
-	f.Add("GET", "http://127.0.0.1:1/readyz", 503, "1", `{"ok":false,"error":{"code":"catching_up"}}`)
-	f.Add("POST", "http://127.0.0.1:1/v1/system/pause", 503, "1", `{"ok":false,"error":{"code":"starting"}}`)
-	f.Add("GET", "%zz", 503, "x", `{"error":{"code":"starting","details":{"retry_after_ms":-1}}}`)
-	f.Fuzz(func(t *testing.T, method, rawURL string, status int, retryAfter, body string) {
-		r := &Response{Status: status, Header: http.Header{}, Body: []byte(body)}
-		if retryAfter != "" {
-			r.Header.Set("Retry-After", retryAfter)
-		}
-		wait, again := retryRead(method, rawURL, r)
-		if !again {
-			return
-		}
-		if u, err := url.Parse(rawURL); err != nil || method != http.MethodGet || status != 503 || retryAfter == "" || !strings.HasPrefix(u.Path, "/v1/") {
-			t.Fatalf("asks again for %s %s %d %q: %s", method, rawURL, status, retryAfter, body)
-		}
-		if wait < 50*time.Millisecond || wait > time.Second {
-			t.Fatalf("waits %s", wait)
-		}
-	})
 }
