@@ -49,6 +49,37 @@ func configure(t *testing.T, b *browser, sw string, d *harness.Daemon, origins m
 	if err := b.eval(sw, js, nil); err != nil {
 		t.Fatal(err)
 	}
+	waitScriptsRegistered(t, b, sw, origins)
+}
+
+// waitScriptsRegistered waits until the worker has registered its scripts
+// (content script and page relay) for every configured origin the
+// extension holds a grant for. The capture is page-side: a platform page
+// opened before that gets the relay only after its load-time requests, and
+// its login would be captured from its next request alone (seen as
+// "timed out waiting for credentials" when a loaded machine registered late).
+func waitScriptsRegistered(t *testing.T, b *browser, sw string, origins map[string]string) {
+	t.Helper()
+	if len(origins) == 0 {
+		return
+	}
+	var list []string
+	for _, o := range origins {
+		list = append(list, fmt.Sprintf("%q", o+"/*"))
+	}
+	js := fmt.Sprintf(`(async () => {
+		const l = await chrome.scripting.getRegisteredContentScripts();
+		for (const p of [%s]) {
+			if (!(await chrome.permissions.contains({origins: [p]}))) continue;
+			if (l.length < 2 || !l.every((s) => s.matches.includes(p))) return false;
+		}
+		return true;
+	})()`, strings.Join(list, ","))
+	waitUntil(t, 15*time.Second, "the scripts registered for the configured sites", func() bool {
+		var ok bool
+		_ = b.eval(sw, js, &ok)
+		return ok
+	})
 }
 
 func extConnected(t *testing.T, d *harness.Daemon, id string) bool {
