@@ -16,7 +16,8 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	load := func() (config.Config, error) { return config.Load("svcd serve", args, os.Getenv) }
+	// The config and exec reloaders read the config once per SIGHUP.
+	load := reload.OncePerRun(reload.From(ctx), func() (config.Config, error) { return config.Load("svcd serve", args, os.Getenv) })
 	log, closeLog, err := openLogger(ctx, "svcd", cfg, load)
 	if err != nil {
 		return err

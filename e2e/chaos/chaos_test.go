@@ -217,7 +217,13 @@ func TestChaos(t *testing.T) {
 	summary := fmt.Sprintf("%d ops, %d faults, %d invariants broken", len(ops), faults, len(broken))
 	fmt.Println(summary)
 	if p := os.Getenv("CHAOS_SUMMARY"); p != "" {
-		_ = os.WriteFile(p, []byte(fmt.Sprintf("seed %d, duration %s\n%s\n%s\n", cfg.seed, cfg.duration, strings.Join(figures, "\n"), summary)), 0o644)
+		// The broken invariants go in the summary too: a CI log shows its
+		// tail, and the t.Errorf lines sit among thousands of log lines.
+		var why string
+		for _, b := range broken {
+			why += "invariant broken: " + b + "\n"
+		}
+		_ = os.WriteFile(p, []byte(fmt.Sprintf("seed %d, duration %s\n%s\n%s%s\n", cfg.seed, cfg.duration, strings.Join(figures, "\n"), why, summary)), 0o644)
 	}
 }
 

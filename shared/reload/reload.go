@@ -52,6 +52,7 @@ type Set struct {
 	rs      []Reloader
 	log     hclog.Logger
 	claimed map[string]bool
+	run     uint64 // counts Runs: OncePerRun's memo is for one of them
 }
 
 // Claim records config keys a reloader applies in place (the exec
@@ -103,6 +104,7 @@ func (s *Set) Run() Result {
 	s.mu.Lock()
 	rs := append([]Reloader(nil), s.rs...)
 	log := s.log
+	s.run++
 	s.mu.Unlock()
 	res := Result{Failed: map[string]string{}}
 	for _, r := range rs {
@@ -132,6 +134,31 @@ func (s *Set) Run() Result {
 		log.Info("SIGHUP: reload done", args...)
 	}
 	return res
+}
+
+// OncePerRun wraps f (reading the config again) so that the reloaders of
+// one SIGHUP share one call: two reloaders that each read the file would
+// parse it twice and, when an edit broke it, report the same error twice.
+// Outside a Run (before the first SIGHUP) every call calls f.
+func OncePerRun[T any](s *Set, f func() (T, error)) func() (T, error) {
+	var (
+		mu   sync.Mutex
+		seen uint64
+		v    T
+		err  error
+	)
+	return func() (T, error) {
+		s.mu.Lock()
+		run := s.run
+		s.mu.Unlock()
+		mu.Lock()
+		defer mu.Unlock()
+		if run == 0 || run != seen {
+			v, err = f()
+			seen = run
+		}
+		return v, err
+	}
 }
 
 func asRestart(err error, rn **RestartNeeded) bool {

@@ -69,3 +69,39 @@ func TestAppliedKeysAndClaims(t *testing.T) {
 		}
 	}
 }
+
+// Two reloaders of one SIGHUP that read the config share one read, and the
+// next SIGHUP reads it again; a broken edit is reported by each reloader
+// from the one read, not parsed twice.
+func TestOncePerRunSharesOneReadPerSIGHUP(t *testing.T) {
+	s := &Set{}
+	reads := 0
+	load := OncePerRun(s, func() (int, error) {
+		reads++
+		if reads == 2 {
+			return 0, errors.New("line 3: bad value")
+		}
+		return reads, nil
+	})
+	if v, _ := load(); v != 1 || reads != 1 {
+		t.Fatalf("before any SIGHUP: got %d after %d reads, want a fresh read", v, reads)
+	}
+	var got []string
+	use := Func{N: "x", F: func() error {
+		_, err := load()
+		if err != nil {
+			got = append(got, err.Error())
+		}
+		return err
+	}}
+	s.Add(use)
+	s.Add(Func{N: "y", F: use.F})
+	res := s.Run()
+	if reads != 2 || len(got) != 2 || len(res.Failed) != 2 {
+		t.Fatalf("one SIGHUP: %d reads (want 2: one at start, one for the run), errors %v, failed %v", reads, got, res.Failed)
+	}
+	s.Run()
+	if reads != 3 {
+		t.Fatalf("a second SIGHUP read the config %d times in all, want 3", reads)
+	}
+}
