@@ -63,23 +63,35 @@ func waitScriptsRegistered(t *testing.T, b *browser, sw string, origins map[stri
 	if len(origins) == 0 {
 		return
 	}
-	var list []string
+	var patterns []string
 	for _, o := range origins {
-		list = append(list, fmt.Sprintf("%q", o+"/*"))
+		patterns = append(patterns, o+"/*")
+	}
+	waitUntil(t, 15*time.Second, "the scripts registered for the configured sites", func() bool {
+		return scriptsCover(b, sw, true, patterns...)
+	})
+}
+
+// scriptsCover says whether the worker sw has registered exactly its two
+// scripts (content script and page relay), each matching every pattern;
+// grantedOnly leaves out the patterns the extension holds no grant for (a
+// configured site the user has not granted gets no script).
+func scriptsCover(b *browser, sw string, grantedOnly bool, patterns ...string) bool {
+	var list []string
+	for _, p := range patterns {
+		list = append(list, fmt.Sprintf("%q", p))
 	}
 	js := fmt.Sprintf(`(async () => {
 		const l = await chrome.scripting.getRegisteredContentScripts();
 		for (const p of [%s]) {
-			if (!(await chrome.permissions.contains({origins: [p]}))) continue;
-			if (l.length < 2 || !l.every((s) => s.matches.includes(p))) return false;
+			if (%t && !(await chrome.permissions.contains({origins: [p]}))) continue;
+			if (l.length !== 2 || !l.every((s) => s.matches.includes(p))) return false;
 		}
 		return true;
-	})()`, strings.Join(list, ","))
-	waitUntil(t, 15*time.Second, "the scripts registered for the configured sites", func() bool {
-		var ok bool
-		_ = b.eval(sw, js, &ok)
-		return ok
-	})
+	})()`, strings.Join(list, ","), grantedOnly)
+	var ok bool
+	_ = b.eval(sw, js, &ok)
+	return ok
 }
 
 func extConnected(t *testing.T, d *harness.Daemon, id string) bool {

@@ -113,11 +113,7 @@ func TestExtensionPageSideCapture(t *testing.T) {
 	}
 	configure(t, b, sw, d, map[string]string{"platform_a": site.URL})
 	waitUntil(t, 15*time.Second, "the extension connected", func() bool { return extConnected(t, d, "chromium-e2e") })
-	waitUntil(t, 15*time.Second, "the scripts registered for the site", func() bool {
-		var ok bool
-		_ = b.eval(sw, fmt.Sprintf(`chrome.scripting.getRegisteredContentScripts().then((l) => l.length === 2 && l.every((s) => s.matches.includes(%q)))`, site.URL+"/*"), &ok)
-		return ok
-	})
+	waitUntil(t, 15*time.Second, "the scripts registered for the site", func() bool { return scriptsCover(b, sw, false, site.URL+"/*") })
 	tab := openPlatformPage(t, b, site.URL)
 
 	// The page's load-time fetch (/api/login with authorization and
@@ -226,16 +222,7 @@ func TestExtensionNetworkCaptureSameFingerprint(t *testing.T) {
 	// The network listener is on before the page opens (the worker adds it
 	// with the registration).
 	waitUntil(t, 15*time.Second, "the scripts registered in both browsers", func() bool {
-		ok := true
-		for _, x := range []struct {
-			b  *browser
-			sw string
-		}{{page, swPage}, {net, swNet}} {
-			var r bool
-			_ = x.b.eval(x.sw, fmt.Sprintf(`chrome.scripting.getRegisteredContentScripts().then((l) => l.length === 2 && l.every((s) => s.matches.includes(%q)))`, site.URL+"/*"), &r)
-			ok = ok && r
-		}
-		return ok
+		return scriptsCover(page, swPage, false, site.URL+"/*") && scriptsCover(net, swNet, false, site.URL+"/*")
 	})
 	tabPage := openPlatformPage(t, page, site.URL)
 	tabNet := openPlatformPage(t, net, site.URL)

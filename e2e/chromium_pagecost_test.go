@@ -79,11 +79,7 @@ func pageCostFigures(t *testing.T, b *browser, sw string, cost *httptest.Server)
 	if err := net.eval(swNet, fmt.Sprintf(`chrome.storage.local.set({origins: {platform_c: %q}}).then(() => true)`, cost.URL), nil); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 15*time.Second, "the network copy's scripts registered", func() bool {
-		var ok bool
-		_ = net.eval(swNet, fmt.Sprintf(`chrome.scripting.getRegisteredContentScripts().then((l) => l.length === 2 && l.every((s) => s.matches.includes(%q)))`, cost.URL+"/*"), &ok)
-		return ok
-	})
+	waitUntil(t, 15*time.Second, "the network copy's scripts registered", func() bool { return scriptsCover(net, swNet, false, cost.URL+"/*") })
 	open := func(br *browser, url string) string {
 		// A window each: no tab is a background one.
 		if err := br.call("", "Target.createTarget", map[string]any{"url": url, "newWindow": true}, nil); err != nil {

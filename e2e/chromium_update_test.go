@@ -65,11 +65,7 @@ func TestExtensionUpdateFromAllURLs(t *testing.T) {
 	waitUntil(t, 20*time.Second, "the new version connected", func() bool { return extConnected(t, d, "chromium-e2e") })
 	// Chrome keeps the old grant as the optional *://*/* it falls under:
 	// every platform origin is granted, the configured one among them.
-	waitUntil(t, 15*time.Second, "the scripts registered for the configured site", func() bool {
-		var ok bool
-		_ = b.eval(nsw, `chrome.scripting.getRegisteredContentScripts().then((l) => l.length === 2 && l.every((s) => s.matches.includes('`+origin+`/*')))`, &ok)
-		return ok
-	})
+	waitUntil(t, 15*time.Second, "the scripts registered for the configured site", func() bool { return scriptsCover(b, nsw, false, origin+"/*") })
 
 	// The webRequest the old version required is given back (Chrome would
 	// keep it as the optional permission it is now, and with it the cost
