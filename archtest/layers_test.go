@@ -45,6 +45,7 @@ func TestLayersRefuseTheBackArrow(t *testing.T) {
 		{imp("supervisor", "", "e2e/harness"), "layer supervisor must not import layer tooling"},
 		{imp("cmd/svcctl", "", "cmd/svcd"), "layer cmd: cmd/svcctl must not import cmd/svcd"},
 		{imp("workers/relay", "xtest", "supervisor/bridge"), "layer workers must not import layer supervisor"},
+		{imp("workers/scheduler", "xtest", "supervisor/renewal"), "layer workers must not import layer supervisor"},
 		{imp("newtop", "", "shared/api"), "package newtop is in no layer"},
 		{imp("supervisor/tasks", "", "raftstore/raftstoretest"), "raftstore/raftstoretest is test support"},
 		{imp("raftstore", "", "shared/jsoncache/jsoncachetest"), "shared/jsoncache/jsoncachetest is test support"},
@@ -69,7 +70,7 @@ func TestLayersRefuseTheBackArrow(t *testing.T) {
 		imp("raftstore", "test", "shared/jsoncache/jsoncachetest"),
 		imp("raftstore/raftstoretest", "", "raftstore"),
 		imp("e2e/harness", "", "supervisor"),
-		imp("workers/scheduler", "xtest", "supervisor/renewal"),
+		imp("supervisor/renewal", "xtest", "workers/scheduler"),
 		{Pkg: "workers/agentd", File: "workers/agentd/x.go", Path: "github.com/hashicorp/raft"},
 	}
 	for _, a := range allowed {

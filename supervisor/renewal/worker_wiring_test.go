@@ -1,4 +1,4 @@
-package scheduler_test
+package renewal_test
 
 import (
 	"context"
