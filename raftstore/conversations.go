@@ -342,9 +342,26 @@ func applyConvAutomation(s *State, c Command) (any, error) {
 	return *cv, nil
 }
 
+// ConvRecover is the payload of CmdConvRecover (a new leader's start-up):
+// execution states a dead process left return to idle. With KeepBatches a
+// conversation stays instruction_running while a task of it still runs:
+// whether that task's runner is alive is the task reaper's call, which
+// releases the conversation with the task (TaskRecover.Tasks). Entries
+// without it (older leaders) reset every state.
+type ConvRecover struct {
+	KeepBatches bool `json:"keep_batches,omitempty"`
+}
+
 func applyConvRecover(s *State, c Command) (any, error) {
+	var p ConvRecover
+	if err := decodePayload(c, &p); err != nil {
+		return nil, err
+	}
 	n := 0
 	for _, cv := range s.Conversations.ByID {
+		if p.KeepBatches && cv.ExecutionState == ExecInstructionRunning && s.Tasks.batchRunning(cv.LocalID) {
+			continue
+		}
 		if cv.ExecutionState != ExecIdle {
 			cv.ExecutionState = ExecIdle
 			s.Conversations.touch(cv, c.At)

@@ -2,16 +2,27 @@ package raftstore
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
 
-// TaskRecover is the payload of CmdTaskRecover: every running task whose
-// runner is not in Live is ended failed with error_code node_lost. Live
-// holds the runners known to be alive (the new leader's own process), so a
-// batch still running there is not touched. It answers the ids it ended,
-// in start order.
+// TaskRecover is the payload of CmdTaskRecover: the running tasks it names
+// end failed with error_code node_lost, one of two ways:
+//
+//   - Tasks: exactly these (the leader's reaper found each one's process
+//     gone, or no longer running it, or silent for its bound). The
+//     conversations whose last running batch this ends return from
+//     instruction_running to idle in the same step, so renewal resumes
+//     only once the batch that held it is known to be over.
+//   - Live (older leaders, still replayed from logs): the tasks of every
+//     runner but these. It ended a batch still running on a node that had
+//     just lost the lead, and opened its conversation to renewals (chaos,
+//     stop 39).
+//
+// It answers the ids it ended, in start order.
 type TaskRecover struct {
-	Live []string `json:"live"`
+	Live  []string `json:"live,omitempty"`
+	Tasks []string `json:"tasks,omitempty"`
 }
 
 func applyTaskRecover(s *State, c Command) (any, error) {
@@ -19,19 +30,26 @@ func applyTaskRecover(s *State, c Command) (any, error) {
 	if err := decodePayload(c, &p); err != nil {
 		return nil, err
 	}
-	if len(p.Live) == 0 {
+	if len(p.Live) == 0 && len(p.Tasks) == 0 {
 		// An empty list would end every running task, the caller's own
 		// included: refuse rather than guess.
-		return nil, fmt.Errorf("task recovery needs the live runners")
+		return nil, fmt.Errorf("task recovery needs the live runners or the tasks to end")
 	}
-	live := map[string]bool{}
-	for _, r := range p.Live {
-		live[r] = true
+	if len(p.Live) > 0 && len(p.Tasks) > 0 {
+		return nil, fmt.Errorf("task recovery takes the live runners or the tasks to end, not both")
+	}
+	gone := func(t *Task) bool { return !slices.Contains(p.Live, t.Runner) }
+	if len(p.Tasks) > 0 {
+		gone = func(t *Task) bool { return slices.Contains(p.Tasks, t.ID) }
 	}
 	ended := []string{}
+	convs := map[string]bool{}
 	for _, t := range s.Tasks.ByID {
-		if t.Status != TaskRunning || live[t.Runner] {
+		if t.Status != TaskRunning || !gone(t) {
 			continue
+		}
+		if t.Conversation != "" {
+			convs[t.Conversation] = true
 		}
 		runner := t.Runner
 		if runner == "" {
@@ -57,8 +75,34 @@ func applyTaskRecover(s *State, c Command) (any, error) {
 		ended = append(ended, t.ID)
 	}
 	sort.Slice(ended, func(i, j int) bool { return TaskSeq(ended[i]) < TaskSeq(ended[j]) })
+	if len(p.Tasks) > 0 {
+		releaseBatches(s, convs, c)
+	}
 	if len(ended) > 0 {
 		s.Tasks.compact()
 	}
 	return ended, nil
+}
+
+// releaseBatches returns each conversation in convs from
+// instruction_running to idle unless a batch of it still runs.
+func releaseBatches(s *State, convs map[string]bool, c Command) {
+	for id := range convs {
+		cv := s.Conversations.ByID[id]
+		if cv == nil || cv.ExecutionState != ExecInstructionRunning || s.Tasks.batchRunning(id) {
+			continue
+		}
+		cv.ExecutionState = ExecIdle
+		s.Conversations.touch(cv, c.At)
+	}
+}
+
+// batchRunning: some running task belongs to conversation id.
+func (t *TasksState) batchRunning(id string) bool {
+	for _, x := range t.ByID {
+		if x.Status == TaskRunning && x.Conversation == id {
+			return true
+		}
+	}
+	return false
 }

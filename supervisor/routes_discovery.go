@@ -119,13 +119,20 @@ type healthAnswer struct {
 	FailedWorkers []string           `json:"failed_workers"`
 	Raft          raftstore.RoleInfo `json:"raft"`
 	Role          string             `json:"role"`
-	Sandbox       map[string]any     `json:"sandbox"` // sandbox.Report.Levels: per layer, level and reason
-	StartedAt     time.Time          `json:"started_at"`
-	Status        string             `json:"status"`
-	System        systemstate.State  `json:"system"`
-	UptimeMs      int64              `json:"uptime_ms"`
-	Version       string             `json:"version"`
-	Workers       []status.Worker    `json:"workers"`
+	// Runner, RunningTasks and StartingTasks are this process as its
+	// tasks name it ("<node>/<boot id>"), the tasks it runs now and the
+	// starts in flight: a leader's task reaper asks them to tell a batch
+	// still running here from one that is over.
+	Runner        string            `json:"runner"`
+	RunningTasks  []string          `json:"running_tasks"`
+	StartingTasks int               `json:"starting_tasks"`
+	Sandbox       map[string]any    `json:"sandbox"` // sandbox.Report.Levels: per layer, level and reason
+	StartedAt     time.Time         `json:"started_at"`
+	Status        string            `json:"status"`
+	System        systemstate.State `json:"system"`
+	UptimeMs      int64             `json:"uptime_ms"`
+	Version       string            `json:"version"`
+	Workers       []status.Worker   `json:"workers"`
 }
 
 // runtimeAnswer is GET /v1/runtime's data. WorkingDir and the config's
@@ -194,10 +201,14 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	if len(failed) > 0 {
 		health = "degraded"
 	}
+	proc := s.tasks.Process()
 	api.WriteOK(w, healthAnswer{
 		Status:        health,
 		Version:       version.Get().Version,
 		Role:          role.Role,
+		Runner:        proc.Runner,
+		RunningTasks:  proc.Running,
+		StartingTasks: proc.Starting,
 		System:        s.SystemState(),
 		Raft:          role,
 		UptimeMs:      time.Since(s.started).Milliseconds(),

@@ -53,6 +53,7 @@ func (s *Server) setupRenewal() {
 	s.OnLeadership(func(leader bool) {
 		if !leader {
 			s.sched.Stop()
+			s.reaper.Stop()
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -67,10 +68,12 @@ func (s *Server) setupRenewal() {
 		} else if n > 0 {
 			s.log.Info("renewal jobs left running returned to pending", "count", n)
 		}
-		if ids, err := s.tasks.Recover(ctx); err != nil {
+		// The reaper's first pass ends what an earlier process of this node
+		// and nodes that are gone left running, before the scheduler starts;
+		// a node that does not answer keeps its batches for ReapLostAfter.
+		s.reaper.Start()
+		if _, err := s.reaper.Pass(ctx); err != nil {
 			s.log.Warn("could not end the tasks an earlier run left running", "error", err)
-		} else if len(ids) > 0 {
-			s.log.Info("tasks left running by a lost node or process ended failed (node_lost)", "count", len(ids), "first", ids[0])
 		}
 		if s.cfg.WorkerExecutable != "" {
 			s.sched.Start()

@@ -92,6 +92,9 @@ type Server struct {
 	// convs are the renewal conversation records; tasks the task records.
 	convs *renewal.Store
 	tasks *tasks.Store
+	// reaper ends, while this node leads, the tasks of runners that are
+	// gone (tasks_reaper.go).
+	reaper *tasks.Reaper
 	// convJSON and taskJSON keep the list routes' entries' JSON (listjson.go).
 	convJSON *jsoncache.Entries[raftstore.Conversation]
 	taskJSON *tasks.SummaryJSON
@@ -217,6 +220,8 @@ func New(ctx context.Context, cfg config.Config, log hclog.Logger) (*Server, err
 	s.convs = renewal.New(bridgeHost{s})
 	s.convJSON, s.taskJSON = newConvJSON(), tasks.NewSummaryJSON()
 	s.tasks = tasks.New(bridgeHost{s}, cfg.NodeID)
+	s.reaper = tasks.NewReaper(s.tasks, s.peerProcess, tasks.ReapLostAfter, s.log.Named("tasks"))
+	s.onClose(func() error { s.reaper.Stop(); return nil })
 	s.setupRenewal()
 	// Workers start once raft is ready; their shutdown is a closer, so it
 	// runs before raft stops.

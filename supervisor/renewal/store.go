@@ -97,9 +97,11 @@ func (s *Store) SetStatus(ctx context.Context, id, status, reason string) (rafts
 	return v.(raftstore.Conversation), nil
 }
 
-// Recover returns leftover execution states to idle (start-up).
+// Recover returns leftover execution states to idle (a new leader's
+// start-up), except instruction_running while a batch task of the
+// conversation still runs: the task reaper releases it with its task.
 func (s *Store) Recover(ctx context.Context) (int, error) {
-	v, err := s.apply(ctx, raftstore.CmdConvRecover, struct{}{})
+	v, err := s.apply(ctx, raftstore.CmdConvRecover, raftstore.ConvRecover{KeepBatches: true})
 	if err != nil {
 		return 0, err
 	}

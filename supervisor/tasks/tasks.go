@@ -7,6 +7,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"sort"
+	"sync"
 
 	"github.com/svcd/svcd/raftstore"
 )
@@ -30,6 +32,13 @@ type Store struct {
 	w      Writer
 	source string
 	runner string // "<source>/<boot id>": this process, as the tasks it starts name it
+
+	// What this process is running, as the task reaper asks it (Running):
+	// a task stays here from its start until its finish was attempted,
+	// written or not (a node that lost the lead cannot write it).
+	mu       sync.Mutex
+	mine     map[string]bool
+	starting int // Starts in flight: their ids are not known yet
 }
 
 // New returns a Store over w; source labels the tasks it starts. Each Store
@@ -38,31 +47,40 @@ type Store struct {
 func New(w Writer, source string) *Store {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
-	return &Store{w: w, source: source, runner: source + "/" + hex.EncodeToString(b)}
-}
-
-// Recover ends, as failed with error_code node_lost, every running task
-// another process started (a new leader's start-up; raftstore.CmdTaskRecover).
-// This process's own tasks are not touched. It answers the ids it ended.
-func (s *Store) Recover(ctx context.Context) ([]string, error) {
-	v, err := s.w.Apply(ctx, raftstore.CmdTaskRecover, raftstore.TaskRecover{Live: []string{s.runner}})
-	if err != nil {
-		return nil, err
-	}
-	ids, _ := v.([]string)
-	return ids, nil
+	return &Store{w: w, source: source, runner: source + "/" + hex.EncodeToString(b), mine: map[string]bool{}}
 }
 
 // Start implements the instruction executor's TaskRecorder.
 // conversation is the local conversation a batch came from ("" for a
 // direct run), listed with the task.
 func (s *Store) Start(ctx context.Context, kind, title, conversation string) (string, string, error) {
+	s.mu.Lock()
+	s.starting++
+	s.mu.Unlock()
 	v, err := s.w.Apply(ctx, raftstore.CmdTaskStart, raftstore.TaskStart{Kind: kind, Title: title, Source: s.source, Runner: s.runner, Conversation: conversation})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.starting--
 	if err != nil {
 		return "", "", err
 	}
 	ref := v.(raftstore.TaskRef)
+	s.mine[ref.TaskID] = true
 	return ref.TaskID, ref.RunID, nil
+}
+
+// Running is what this process runs now: the ids of the tasks it started
+// and has not finished, and how many starts are in flight (a task the
+// store already lists may be one of them).
+func (s *Store) Running() (ids []string, starting int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids = make([]string, 0, len(s.mine))
+	for id := range s.mine {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids, s.starting
 }
 
 // Log implements TaskRecorder (best effort: a lost log line never fails the work).
@@ -92,6 +110,9 @@ func (s *Store) Finish(ctx context.Context, taskID, runID, status, summary strin
 	}
 	status = mapped
 	_, _ = s.w.Apply(ctx, raftstore.CmdTaskFinish, raftstore.TaskFinish{TaskRef: raftstore.TaskRef{TaskID: taskID, RunID: runID}, Status: status, Summary: summary})
+	s.mu.Lock()
+	delete(s.mine, taskID)
+	s.mu.Unlock()
 }
 
 // Summary is a task without its logs (the list view).
