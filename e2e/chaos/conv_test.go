@@ -178,6 +178,11 @@ func checkConversations(r *rig, ps *plugins, ops []*Op, end time.Time) (broken, 
 			sentIDs[op.Detail["message_id"].(string)] = true
 		}
 	}
+	// Nothing stays held: once the load stopped, every batch task ends
+	// (its own finish, or the leader's reaper: a process gone, done with
+	// it, or silent for 15 s) and no conversation stays
+	// instruction_running, or renewals of it would stop for good.
+	broken = append(broken, settledBatches(leader, 25*time.Second)...)
 	var tasks []taskView
 	if b, err := harness.Get(leader.url+"/v1/tasks?limit=500", 5*time.Second); err == nil {
 		var env struct {
@@ -305,4 +310,57 @@ func checkConversations(r *rig, ps *plugins, ops []*Op, end time.Time) (broken, 
 	figures = append(figures, fmt.Sprintf("conversations: %d message ids reported, %d batch runs logged, %d instruction batch tasks; renewals: %d done (%d answered duplicate), %d typed exactly once",
 		len(sentIDs), ran, len(tasks), jobsDone, dupAnswered, typedOnce))
 	return broken, figures
+}
+
+// settledBatches waits up to bound for the leader to list no running task
+// and no instruction_running conversation, and says what is left.
+func settledBatches(leader *node, bound time.Duration) []string {
+	var running []string
+	deadline := time.Now().Add(bound)
+	for {
+		running = running[:0]
+		var tasks struct {
+			Data struct {
+				Tasks []taskView `json:"tasks"`
+			} `json:"data"`
+		}
+		b, err := harness.Get(leader.url+"/v1/tasks?status=running&limit=500", 5*time.Second)
+		if err == nil {
+			_ = json.Unmarshal(b, &tasks)
+			for _, t := range tasks.Data.Tasks {
+				running = append(running, fmt.Sprintf("task %s (%s) still running", t.ID, t.Title))
+			}
+		}
+		var convs struct {
+			Data struct {
+				Conversations []struct {
+					ID    string `json:"local_conversation_id"`
+					State string `json:"execution_state"`
+				} `json:"conversations"`
+			} `json:"data"`
+		}
+		c, cerr := harness.Get(leader.url+"/v1/renewal/conversations?limit=1000", 5*time.Second)
+		if cerr == nil {
+			_ = json.Unmarshal(c, &convs)
+			for _, cv := range convs.Data.Conversations {
+				if cv.State == "instruction_running" {
+					running = append(running, fmt.Sprintf("conversation %s still instruction_running", cv.ID))
+				}
+			}
+		}
+		if err == nil && cerr == nil && len(running) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if err != nil || cerr != nil {
+				running = append(running, fmt.Sprintf("could not read tasks or conversations: %v %v", err, cerr))
+			}
+			out := make([]string, len(running))
+			for i, r := range running {
+				out[i] = fmt.Sprintf("%s %s after the load stopped", r, bound)
+			}
+			return out
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
