@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/supervisor/periodic"
 	"github.com/svcd/svcd/workers/scheduler"
 )
 
@@ -36,7 +37,7 @@ func TestDriverTicksBetweenStartAndStop(t *testing.T) {
 	autoConv(t, r.store, "c1")
 	var ticks, changed atomic.Int64
 	r.store.Changed = func() { changed.Add(1) }
-	r.driver.every = 5 * time.Millisecond
+	tickEvery(r.driver, 5*time.Millisecond)
 	r.driver.tick = func(ctx context.Context, h scheduler.Host, now time.Time, s scheduler.Settings) (scheduler.Result, error) {
 		ticks.Add(1)
 		return scheduler.Engine{}.Tick(ctx, h, now, s)
@@ -78,7 +79,7 @@ func TestDriverTicksBetweenStartAndStop(t *testing.T) {
 func TestDriverStopWaitsForTheTick(t *testing.T) {
 	r := newRig(t, scheduler.Settings{})
 	in, ended := make(chan struct{}), atomic.Bool{}
-	r.driver.every = time.Millisecond
+	tickEvery(r.driver, time.Millisecond)
 	var once atomic.Bool
 	r.driver.tick = func(ctx context.Context, _ scheduler.Host, _ time.Time, _ scheduler.Settings) (scheduler.Result, error) {
 		if once.CompareAndSwap(false, true) {
@@ -98,4 +99,10 @@ func TestDriverStopWaitsForTheTick(t *testing.T) {
 	if !ended.Load() {
 		t.Fatal("Stop returned before the tick in progress ended")
 	}
+}
+
+// tickEvery makes d (stopped) tick every interval instead of its configured one.
+func tickEvery(d *Driver, every time.Duration) {
+	d.every = every
+	d.loop = periodic.New(every, d.once)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/svcd/svcd/raftstore"
 	"github.com/svcd/svcd/shared/api"
 	"github.com/svcd/svcd/shared/bridgeproto"
+	"github.com/svcd/svcd/supervisor/periodic"
 	"github.com/svcd/svcd/workers/scheduler"
 )
 
@@ -38,10 +39,9 @@ type Driver struct {
 	every     time.Duration
 	log       hclog.Logger
 
+	loop     *periodic.Loop // ticks while this node leads
 	mu       sync.Mutex
 	inFlight map[string]bool // job ids the host is delivering right now
-	cancel   context.CancelFunc
-	done     chan struct{}
 	last     scheduler.Result
 	lastErr  string
 	m        *driverMetrics // metrics.go
@@ -49,53 +49,23 @@ type Driver struct {
 
 // NewDriver builds the driver; Start/Stop follow leadership.
 func NewDriver(store *Store, mode func() string, inject InjectFunc, reachable ReachableFunc, tick TickFunc, s scheduler.Settings, every time.Duration, log hclog.Logger) *Driver {
-	return &Driver{store: store, mode: mode, inject: inject, reachable: reachable, tick: tick, settings: s, every: every, log: log, inFlight: map[string]bool{}, m: newDriverMetrics()}
+	d := &Driver{store: store, mode: mode, inject: inject, reachable: reachable, tick: tick, settings: s, every: every, log: log, inFlight: map[string]bool{}, m: newDriverMetrics()}
+	d.loop = periodic.New(every, d.once)
+	return d
 }
 
 // Start begins ticking (on becoming leader). Idempotent.
-func (d *Driver) Start() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.cancel != nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	d.cancel, d.done = cancel, make(chan struct{})
-	go d.loop(ctx, d.done)
-}
+func (d *Driver) Start() { d.loop.Start() }
 
 // Stop ends ticking (on losing leadership, at shutdown) and waits for the
 // tick in progress.
-func (d *Driver) Stop() {
-	d.mu.Lock()
-	cancel, done := d.cancel, d.done
-	d.cancel, d.done = nil, nil
-	d.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		<-done
-	}
-}
+func (d *Driver) Stop() { d.loop.Stop() }
 
 // Status is the last tick's result and error, for /v1/renewal/scheduler.
 func (d *Driver) Status() (running bool, last scheduler.Result, lastErr string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.cancel != nil, d.last, d.lastErr
-}
-
-func (d *Driver) loop(ctx context.Context, done chan struct{}) {
-	defer close(done)
-	t := time.NewTicker(d.every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		d.once(ctx)
-	}
+	return d.loop.Running(), d.last, d.lastErr
 }
 
 func (d *Driver) once(ctx context.Context) {

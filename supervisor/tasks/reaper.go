@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/svcd/svcd/raftstore"
+	"github.com/svcd/svcd/supervisor/periodic"
 )
 
 // Process is what a node's running process says of itself (GET /health):
@@ -49,13 +50,11 @@ type Reaper struct {
 	store     *Store
 	live      Liveness
 	lostAfter time.Duration
-	every     time.Duration
 	log       hclog.Logger
 
-	mu      sync.Mutex
-	silent  map[string]time.Time // task id → when its node first did not answer
-	cancel  context.CancelFunc
-	stopped chan struct{}
+	loop   *periodic.Loop // a pass every second while this node leads
+	mu     sync.Mutex
+	silent map[string]time.Time // task id → when its node first did not answer
 }
 
 // Reaper timings: a pass every second; a runner whose node said nothing
@@ -73,7 +72,13 @@ func NewReaper(store *Store, live Liveness, lostAfter time.Duration, log hclog.L
 	if lostAfter <= 0 {
 		lostAfter = ReapLostAfter
 	}
-	return &Reaper{store: store, live: live, lostAfter: lostAfter, every: ReapEvery, log: log, silent: map[string]time.Time{}}
+	r := &Reaper{store: store, live: live, lostAfter: lostAfter, log: log, silent: map[string]time.Time{}}
+	r.loop = periodic.New(ReapEvery, func(ctx context.Context) {
+		if _, err := r.Pass(ctx); err != nil && ctx.Err() == nil && r.log != nil {
+			r.log.Warn("task reaper: could not end the tasks whose process is gone", "error", err)
+		}
+	})
+	return r
 }
 
 // Runner is this process's runner id ("<node>/<boot id>"), as its tasks
@@ -180,43 +185,17 @@ func (r *Reaper) ask(ctx context.Context, n string) answer {
 	return answer{p: p}
 }
 
-// Start runs a pass every second until Stop (the node leads meanwhile).
+// Start runs a pass every second until Stop (the node leads meanwhile);
+// each term judges silence afresh.
 func (r *Reaper) Start() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.cancel != nil {
+	if r.loop.Running() {
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel, r.stopped = cancel, make(chan struct{})
-	r.silent = map[string]time.Time{} // a new term judges silence afresh
-	go r.run(ctx, r.stopped)
-}
-
-func (r *Reaper) run(ctx context.Context, stopped chan struct{}) {
-	defer close(stopped)
-	t := time.NewTicker(r.every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := r.Pass(ctx); err != nil && ctx.Err() == nil && r.log != nil {
-				r.log.Warn("task reaper: could not end the tasks of lost runners", "error", err)
-			}
-		}
-	}
+	r.mu.Lock()
+	r.silent = map[string]time.Time{}
+	r.mu.Unlock()
+	r.loop.Start()
 }
 
 // Stop ends the passes (leadership lost) and waits for the one running.
-func (r *Reaper) Stop() {
-	r.mu.Lock()
-	cancel, stopped := r.cancel, r.stopped
-	r.cancel = nil
-	r.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		<-stopped
-	}
-}
+func (r *Reaper) Stop() { r.loop.Stop() }
