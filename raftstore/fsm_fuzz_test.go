@@ -55,6 +55,13 @@ func FuzzCommandSequences(f *testing.F) {
 		[2]string{CmdTaskStart, `{"kind":"instruction_batch","title":"u","runner":"n1/b"}`},
 		[2]string{CmdTaskRecover, `{"live":["n1/b"]}`}, [2]string{CmdTaskRecover, `{"live":[]}`},
 		[2]string{CmdTaskFinish, `{"task_id":"task-1","run_id":"run-1-1","status":"done"}`}))
+	// The reaper's way: a new leader keeps the held conversation, the
+	// reaper ends the named task and releases it; both ways at once is
+	// refused.
+	f.Add(seq(link, [2]string{CmdConvExecution, `{"local_conversation_id":"c1","platform":"platform_a","remote_conversation_id":"r1","state":"instruction_running"}`},
+		[2]string{CmdTaskStart, `{"kind":"instruction_batch","title":"t","runner":"n1/a","local_conversation_id":"c1"}`},
+		[2]string{CmdConvRecover, `{"keep_batches":true}`}, [2]string{CmdTaskRecover, `{"live":["x"],"tasks":["task-1"]}`},
+		[2]string{CmdTaskRecover, `{"tasks":["task-1","task-9"]}`}))
 	// Issue 34: a code redeemed with an unkeyed credential hash, re-keyed,
 	// then revoked (the revocation is remembered).
 	f.Add(seq([2]string{CmdPairCode, `{"hash":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","scopes":["bridge"],"expires_at":"2026-01-02T04:04:05Z"}`},
