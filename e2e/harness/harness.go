@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -133,18 +132,6 @@ func RepoRoot() string {
 func FreePort(t testing.TB) string {
 	t.Helper()
 	return FreePortOn(t, "127.0.0.1")
-}
-
-// FreePortOn is FreePort on another loopback address (127.0.0.2 …), for
-// tests of several nodes on one host.
-func FreePortOn(t testing.TB, host string) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // Options configure one daemon.
