@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"net/url"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -80,4 +81,27 @@ func TestFrozenLeadersBatchHoldsItsConversationUntilItEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	holdsUntil(t, c.n2, task, conv, batchEnd.Add(-2*time.Second))
+}
+
+// An HTTP ingest sent to the standby is forwarded to the leader and runs
+// there (its state and its report's delivery live there): it used to run
+// on the standby and fail at its first write with 503 not_leader, a code
+// the route does not list.
+func TestIngestOnTheStandbyRunsOnTheLeader(t *testing.T) {
+	t.Parallel()
+	c := startHACluster(t)
+	res := ingest(t, c.n2, "conv-ingest-standby", "m-standby", block("@svc::exec::echo on-the-leader"), true)
+	if res.Ingest.Status != "executed" || res.Ingest.TaskID == "" {
+		t.Fatalf("ingest through the standby: %+v", res.Ingest)
+	}
+	var env struct {
+		Data struct {
+			Runner string `json:"runner"`
+			Status string `json:"status"`
+		} `json:"data"`
+	}
+	c.n1.Do("GET", "/v1/tasks/"+res.Ingest.TaskID, nil).Decode(t, &env)
+	if env.Data.Status != "succeeded" || !strings.HasPrefix(env.Data.Runner, "n1/") {
+		t.Fatalf("the batch's task: %+v, want succeeded and run by n1", env.Data)
+	}
 }

@@ -50,7 +50,11 @@ func (s *Server) instructionRoutes() []Route {
 			Body:    []Field{{Name: "text", Type: "string", Required: true, Note: "an AI reply holding ```instr blocks (see instructions in this describe)"}},
 			Summary: "Parse the instr blocks of text and run them in parallel through this daemon's own routes with the caller's Authorization; answers the report and one structured result per instruction. Recorded as a task of kind instruction_batch.",
 			Handle:  s.handleInstructionsRun},
-		{Method: http.MethodPost, Path: "/v1/instructions/ingest", Name: "instructions.ingest", Area: "instructions", Scope: ScopeBusiness, Kind: KindWrite, MaxBody: bodyCap, Local: true,
+		// Not Local: an ingest writes the conversation's state and types its
+		// report through the plugin, both on the leader, so a standby
+		// forwards it (it used to run it and fail at the first write with an
+		// undocumented 503 not_leader).
+		{Method: http.MethodPost, Path: "/v1/instructions/ingest", Name: "instructions.ingest", Area: "instructions", Scope: ScopeBusiness, Kind: KindWrite, MaxBody: bodyCap,
 			Request: ingestRequest{}, Response: ingestAnswer{},
 			Errors: openapi.Codes{
 				http.StatusUnprocessableEntity:   {"missing_field", "invalid_text", "invalid_platform", "invalid_local_conversation_id", "invalid_remote_conversation_id", "invalid_message_id", "invalid_role"},
