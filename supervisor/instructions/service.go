@@ -153,19 +153,18 @@ func (s *Service) Ingest(ctx context.Context, m Message, caller Caller) (IngestR
 		return res, nil
 	}
 
-	// The task first: a conversation is instruction_running only while a
-	// running task of it says which process holds it, so a new leader can
-	// tell a batch still running elsewhere from one whose process is gone
-	// (tasks.Reaper) instead of releasing every conversation at once.
-	started := time.Now()
-	taskID, runID := s.start(ctx, "ingest "+m.LocalConversationID+" "+m.MessageID, m.LocalConversationID)
+	// The conversation is marked before the task starts: the task's span
+	// (created to finished) then lies inside the hold, and no renewal can
+	// start between the two writes. (With the task first, chaos saw one
+	// start 5 ms into a batch.) A new leader keeps the hold while a task
+	// of the conversation runs (conv.recover keep_batches); in the one
+	// write between the two it does not, a window of one raft round trip.
 	if err := s.begin(ctx, m.ConvRef); err != nil {
-		if taskID != "" {
-			s.d.Tasks.Finish(context.WithoutCancel(ctx), taskID, runID, "failed", "not run: the conversation could not be marked instruction_running: "+err.Error())
-		}
 		return res, err
 	}
 	defer s.end(context.WithoutCancel(ctx), m.ConvRef)
+	started := time.Now()
+	taskID, runID := s.start(ctx, "ingest "+m.LocalConversationID+" "+m.MessageID, m.LocalConversationID)
 	plan := Plan{Paused: res.SystemPaused, Control: s.controlFor(m.ConvRef)}
 	caller.LocalConversationID, caller.MessageID = m.LocalConversationID, m.MessageID
 	b := s.d.Executor.Run(ctx, parsed, caller, plan)
