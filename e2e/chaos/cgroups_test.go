@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/svcd/svcd/workers/hostops/sandbox"
 )
@@ -39,20 +40,34 @@ func checkCgroups(parents []string) (broken []string, note string) {
 	if len(parents) == 0 {
 		return []string{"no cgroup hierarchy to check: the run's exec_cgroup_parent resolved to nothing"}, ""
 	}
-	stale := 0
-	for _, p := range parents {
-		_ = filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
-			if err != nil || !d.IsDir() {
+	// A process being torn down still lists (a SIGKILLed worker's spawner
+	// thread sits in a v1 slot cgroup by design, sandbox.Cgroup.Host) until
+	// it is gone or a zombie; the process check above cannot see it (no
+	// exe link). Give teardown a bounded while.
+	var stale int
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var left []string
+		stale = 0
+		for _, p := range parents {
+			_ = filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
+				if err != nil || !d.IsDir() {
+					return nil
+				}
+				if path != p && filepath.Dir(path) == p {
+					stale++
+				}
+				if procs := cgroupProcs(path); procs != "" {
+					left = append(left, fmt.Sprintf("process(es) %s left in cgroup %s after the run", procs, path))
+				}
 				return nil
-			}
-			if path != p && filepath.Dir(path) == p {
-				stale++
-			}
-			if procs := cgroupProcs(path); procs != "" {
-				broken = append(broken, fmt.Sprintf("process(es) %s left in cgroup %s after the run", procs, path))
-			}
-			return nil
-		})
+			})
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			broken = append(broken, left...)
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 	removed := 0
 	for _, p := range parents {
@@ -74,11 +89,24 @@ func checkCgroups(parents []string) (broken []string, note string) {
 	return broken, fmt.Sprintf("cgroups: parents %s; %d worker dirs were left by killed workers, the restart clean-up removed %d", strings.Join(parents, ", "), stale, removed)
 }
 
-// cgroupProcs is the pids in dir's cgroup.procs, space-separated.
+// cgroupProcs is the live pids in dir's cgroup.procs, space-separated: a
+// zombie (state Z, waiting for a reaper) runs nothing.
 func cgroupProcs(dir string) string {
 	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 	if err != nil {
 		return ""
 	}
-	return strings.Join(strings.Fields(string(b)), " ")
+	var live []string
+	for _, pid := range strings.Fields(string(b)) {
+		st, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) S …: the state follows the last ')'.
+		if i := strings.LastIndexByte(string(st), ')'); i >= 0 && i+2 < len(st) && st[i+2] == 'Z' {
+			continue
+		}
+		live = append(live, pid)
+	}
+	return strings.Join(live, " ")
 }
