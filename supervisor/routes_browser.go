@@ -55,7 +55,7 @@ func (s *Server) browserRoutes() []Route {
 	// Both routes relay through the same engine (supervisor/relayhttp).
 	relayErrors := openapi.Codes{
 		http.StatusUnprocessableEntity: {"missing_field", "invalid_platform"},
-		http.StatusServiceUnavailable:  {"relay_unavailable", "caller_gone", "no_browser_client"},
+		http.StatusServiceUnavailable:  {"relay_unavailable", "caller_gone", "no_browser_client", "client_gone"},
 		http.StatusTooManyRequests:     {"relay_refused"},
 		http.StatusConflict:            {"request_cancelled", "duplicate_request_id", "unknown_client", "no_credentials"},
 		http.StatusBadGateway:          {"relay_failed", "response_too_large", "client_disconnected"},
