@@ -2,27 +2,13 @@ package main
 
 import (
 	"bytes"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
-)
 
-// notCurrentFor answers its first n requests 503 code with Retry-After, as a
-// node that cannot prove a read current yet does, then a state envelope.
-func notCurrentFor(n int64, code string, calls *atomic.Int64) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if calls.Add(1) <= n {
-			w.Header().Set("Retry-After", "1")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte(`{"ok":false,"error":{"code":"` + code + `","message":"not yet","details":{"retry_after_ms":50}}}`))
-			return
-		}
-		_, _ = w.Write([]byte(`{"ok":true,"data":{"mode":"running","version":7}}`))
-	})
-}
+	"github.com/svcd/svcd/shared/api/apitest"
+)
 
 // svcctl is the client docs/ha.md describes: a read answered 503
 // catching_up or starting is asked again and the current answer printed;
@@ -42,7 +28,7 @@ func TestReadsAskedAgainWhileNotCurrent(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var calls atomic.Int64
-			srv := httptest.NewServer(notCurrentFor(2, tc.code, &calls))
+			srv := httptest.NewServer(apitest.NotCurrentFor(2, tc.code, 50, &calls, `{"ok":true,"data":{"mode":"running","version":7}}`))
 			defer srv.Close()
 			var out, errOut bytes.Buffer
 			env := func(k string) string {

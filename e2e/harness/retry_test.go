@@ -1,28 +1,13 @@
 package harness
 
 import (
-	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
-)
 
-// catchingUpFor answers a path's first n requests 503 with code and
-// Retry-After, as a node that cannot prove a read current yet does, then
-// 200; it counts every request.
-func catchingUpFor(n int64, code string, calls *atomic.Int64) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if calls.Add(1) <= n {
-			w.Header().Set("Retry-After", "1")
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte(`{"ok":false,"error":{"code":"` + code + `","message":"not yet","details":{"retry_after_ms":60}}}`))
-			return
-		}
-		_, _ = w.Write([]byte(`{"ok":true,"data":{}}`))
-	})
-}
+	"github.com/svcd/svcd/shared/api/apitest"
+)
 
 // TestDoRetriesReadsNotYetCurrent: Do sends a GET of the API answered 503
 // catching_up or starting again, as docs/ha.md tells a client to, and
@@ -44,7 +29,7 @@ func TestDoRetriesReadsNotYetCurrent(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var calls atomic.Int64
-			srv := httptest.NewServer(catchingUpFor(2, tc.code, &calls))
+			srv := httptest.NewServer(apitest.NotCurrentFor(2, tc.code, 60, &calls, `{"ok":true,"data":{}}`))
 			defer srv.Close()
 			do := Do
 			if tc.once {
@@ -61,7 +46,7 @@ func TestDoRetriesReadsNotYetCurrent(t *testing.T) {
 // finding: Do stops retrying within its bound and returns the 503.
 func TestDoGivesUpOnAReadNeverCurrent(t *testing.T) {
 	var calls atomic.Int64
-	srv := httptest.NewServer(catchingUpFor(1<<62, "catching_up", &calls))
+	srv := httptest.NewServer(apitest.NotCurrentFor(1<<62, "catching_up", 60, &calls, `{"ok":true,"data":{}}`))
 	defer srv.Close()
 	const within = 500 * time.Millisecond
 	if r := doRetrying(t, within, "GET", srv.URL+"/v1/system/state", nil); r.Status != 503 {
