@@ -81,10 +81,6 @@ func NewReaper(store *Store, live Liveness, lostAfter time.Duration, log hclog.L
 	return r
 }
 
-// Runner is this process's runner id ("<node>/<boot id>"), as its tasks
-// and GET /health name it.
-func (s *Store) Runner() string { return s.runner }
-
 // node is the node part of a runner id.
 func node(runner string) string {
 	n, _, _ := strings.Cut(runner, "/")
