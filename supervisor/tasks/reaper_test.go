@@ -76,7 +76,18 @@ func TestReaperEndsOnlyTheTasksItKnowsOver(t *testing.T) {
 		"node-d": nil,
 		"node-g": {Runner: "node-g/x", Starting: 1},
 	}}
-	r := NewReaper(s, ns.live, 300*time.Millisecond, nil)
+	const lostAfter = time.Hour
+	r := NewReaper(s, ns.live, lostAfter, nil)
+	// silentFor backdates when task id's node first did not answer: time
+	// passing without the test sleeping on a loaded machine.
+	silentFor := func(id string, d time.Duration) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if _, ok := r.silent[id]; !ok {
+			t.Fatalf("task %s is not counted as silent", id)
+		}
+		r.silent[id] = time.Now().Add(-d)
+	}
 	status := func(id string) string { x, _ := s.Get(id); return x.Status }
 
 	ended, err := r.Pass(ctx)
@@ -104,7 +115,11 @@ func TestReaperEndsOnlyTheTasksItKnowsOver(t *testing.T) {
 	if ended, _ := r.Pass(ctx); len(ended) != 0 {
 		t.Fatalf("second pass at once ended %v", ended)
 	}
-	time.Sleep(350 * time.Millisecond)
+	silentFor(silent, lostAfter-time.Minute)
+	if ended, _ := r.Pass(ctx); len(ended) != 0 {
+		t.Fatalf("silent for less than LostAfter, the pass ended %v", ended)
+	}
+	silentFor(silent, lostAfter)
 	if ended, _ := r.Pass(ctx); !slices.Equal(ended, []string{silent}) {
 		t.Fatalf("after LostAfter of silence the pass ended %v, want [%s]", ended, silent)
 	}
@@ -120,8 +135,8 @@ func TestReaperEndsOnlyTheTasksItKnowsOver(t *testing.T) {
 	// silence is counted afresh the next time.
 	back := other("node-f/x", "c8")
 	_, _ = r.Pass(ctx)
+	silentFor(back, lostAfter)
 	ns.set("node-f", &Process{Runner: "node-f/x", Running: []string{back}})
-	time.Sleep(350 * time.Millisecond)
 	_, _ = r.Pass(ctx)
 	ns.set("node-f", nil)
 	if ended, _ := r.Pass(ctx); len(ended) != 0 || status(back) != raftstore.TaskRunning {
